@@ -1,0 +1,62 @@
+"""Errors raised by the async session. Each message says what happened and what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.errors import REQUEST_TIMEOUT, McpError
+
+
+class ServerError(McpError):
+    """The server answered a request with a JSON-RPC error."""
+
+    def __init__(self, method: str, code: int, message: str, data: Any = None) -> None:
+        self.method = method
+        self.code = code
+        self.message = message
+        self.data = data
+        detail = f" (data: {data!r})" if data is not None else ""
+        super().__init__(f"{method}: the server answered error {code} {message!r}{detail}")
+
+
+class RequestTimeout(McpError):
+    """No response within the request's timeout; ``notifications/cancelled`` was sent."""
+
+    code = REQUEST_TIMEOUT
+
+    def __init__(self, method: str, request_id: int, timeout: float, *, cancelled: bool) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.timeout = timeout
+        how = (
+            "sent notifications/cancelled and stopped waiting"
+            if cancelled
+            else "stopped waiting (initialize is never cancelled)"
+        )
+        super().__init__(
+            f"{method} (id {request_id}) timed out after {timeout:g}s: {how}; a late response "
+            f"will be ignored. Raise the timeout or check the server."
+        )
+
+
+class RequestCancelled(McpError):
+    """The request was cancelled (explicitly, by shutdown, or because the caller was)."""
+
+    def __init__(self, method: str, request_id: int, reason: str) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.reason = reason
+        super().__init__(f"{method} (id {request_id}) was cancelled: {reason}")
+
+
+class SessionClosed(McpError):
+    """The session is shutting down or over; no new requests can be sent."""
+
+
+class ServerExited(SessionClosed):
+    """The server process went away; carries its exit code and last stderr lines."""
+
+    def __init__(self, message: str, *, exit_code: int | None, stderr_tail: list[str]) -> None:
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        super().__init__(message)

@@ -1,0 +1,903 @@
+"""The async MCP client session (anyio), driving the protocol core over a transport.
+
+One session is one lifecycle.  It lives in one task group (entered by
+``async with``): a reader task takes frames off the transport and dispatches
+them; callers' requests wait on a pending-request table keyed by id.
+
+Step-through (each step is one awaited call, so a notebook cell can show it)::
+
+    async with ClientSession(StdioTransport([sys.executable, "-m", "mcp_nb.lab"])) as s:
+        result = await s.initialize()          # Uninitialized → Initializing → Initialized
+        await s.send_initialized()             # → Operating
+        tools = await s.list_tools()
+        print((await s.call_tool("add", {"a": 1, "b": 2})).text)
+    # leaving the block shuts down: → ShuttingDown → Terminated
+
+or all at once with ``await s.connect()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .. import __version__
+from ..protocol.envelope import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ErrorResponse,
+    IdAllocator,
+    Message,
+    Notification,
+    Request,
+    Response,
+    decode,
+    encode,
+)
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    CapabilityError,
+    EnvelopeError,
+    LifecycleError,
+    UnsupportedVersionError,
+)
+from ..protocol.findings import Finding, make_finding
+from ..protocol.lifecycle import Event, Lifecycle, State, TransitionRecord
+from ..protocol.models import (
+    CallToolResult,
+    Implementation,
+    InitializeResult,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+from ..protocol.negotiation import Capabilities, VersionOutcome, check_version, version_rejection
+from ..protocol.versions import LATEST_VERSION, VERSIONS
+from ..transports.base import Transport, TransportClosed, TransportEvent
+from .errors import (
+    RequestCancelled,
+    RequestTimeout,
+    ServerError,
+    ServerExited,
+    SessionClosed,
+)
+from .transcript import Transcript
+
+#: Handler for a server→client request: receives ``params``, returns the ``result``.
+RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
+#: ``(progress, total, message)``; called on the session's event loop, must not block.
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+NotificationCallback = Callable[[Notification], Any]
+
+DEFAULT_TIMEOUT = 30.0
+#: Even with reset-on-progress a request never waits longer than this (spec: always
+#: enforce a maximum).
+DEFAULT_MAX_TIMEOUT = 300.0
+
+_UNSET: Any = object()
+
+# Server→client requests and the client capability each one needs.
+_CAPABILITY_OF_HANDLER = {
+    "roots/list": "roots",
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+}
+
+# Notifications the client understands (others are recorded as unknown).
+KNOWN_SERVER_NOTIFICATIONS = frozenset({
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/elicitation/complete",
+})
+
+
+class _Pending:
+    """One request in flight."""
+
+    __slots__ = (
+        "deadline_cap", "done", "error", "event", "id", "method", "on_progress", "reset",
+        "result", "scope", "timeout",
+    )
+
+    def __init__(self, request_id: int, method: str, on_progress: ProgressCallback | None) -> None:
+        self.id = request_id
+        self.method = method
+        self.event = anyio.Event()
+        self.result: dict[str, Any] | None = None
+        self.error: Exception | None = None
+        self.done = False
+        self.on_progress = on_progress
+        self.scope: anyio.CancelScope | None = None
+        self.timeout = math.inf
+        self.reset = False
+        self.deadline_cap = math.inf
+
+    def finish(self, result: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.result = result
+        self.error = error
+        self.event.set()
+
+
+class ClientSession:
+    """An MCP client session over any :class:`~mcp_nb.transports.base.Transport`.
+
+    Parameters mirror what the spec lets a client choose: its identity
+    (``client_info``), what it declares (``capabilities``; derived from the
+    handlers you pass when omitted), the version it offers, and timeouts.
+
+    ``on_roots``, ``on_sampling`` and ``on_elicitation`` answer the server's
+    ``roots/list``, ``sampling/createMessage`` and ``elicitation/create``; each
+    takes the request's params and returns the result (sync or async).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_info: Implementation | Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+        protocol_version: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_timeout: float = DEFAULT_MAX_TIMEOUT,
+        reset_timeout_on_progress: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_roots: RequestHandler | None = None,
+        on_sampling: RequestHandler | None = None,
+        on_elicitation: RequestHandler | None = None,
+    ) -> None:
+        self.transport = transport
+        if client_info is None:
+            client_info = Implementation(
+                name="mcp_nb", version=__version__, title="mcp_nb notebook client"
+            )
+        elif not isinstance(client_info, Implementation):
+            client_info = Implementation.model_validate(client_info)
+        self.client_info: Implementation = client_info
+        self._handlers: dict[str, RequestHandler] = {
+            method: handler
+            for method, handler in (
+                ("roots/list", on_roots),
+                ("sampling/createMessage", on_sampling),
+                ("elicitation/create", on_elicitation),
+            )
+            if handler is not None
+        }
+        if capabilities is None:
+            capabilities = {_CAPABILITY_OF_HANDLER[m]: {} for m in self._handlers}
+        self.client_capabilities: dict[str, Any] = dict(capabilities)
+        #: Version offered by :meth:`initialize` unless it is given one.
+        self.protocol_version = protocol_version or LATEST_VERSION
+        self.default_timeout = timeout
+        self.max_timeout = max_timeout
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        self.max_message_bytes = max_message_bytes
+
+        self.lifecycle = Lifecycle()
+        self.transcript = Transcript()
+        self.findings: list[Finding] = []
+        #: ``notifications/message`` params received, in order.
+        self.log_messages: list[dict[str, Any]] = []
+        #: Set once the handshake succeeded.
+        self.initialize_result: InitializeResult | None = None
+        self.version_outcome: VersionOutcome | None = None
+        #: The protocolVersion the initialize request carried.
+        self.offered_version = self.protocol_version
+        self.capabilities = Capabilities(client=self.client_capabilities, server={})
+
+        self._ids = IdAllocator()
+        self._pending: dict[int, _Pending] = {}
+        # Ids we stopped waiting for (timeout/cancel) → why; a late answer is then expected.
+        self._abandoned: dict[int, str] = {}
+        self._server_request_ids: set[str | int] = set()
+        self._server_request_scopes: dict[str | int, anyio.CancelScope] = {}
+        self._notification_callbacks: list[NotificationCallback] = []
+        self._finding_callbacks: list[Callable[[Finding], Any]] = []
+        self._allow_batch = False
+        self._task_group: TaskGroup | None = None
+        self._send_lock: anyio.Lock | None = None
+        self._terminated: anyio.Event | None = None
+        self._shutdown_started = False
+        self._exit_error: TransportClosed | None = None
+        self.transport_events: list[TransportEvent] = []
+
+    # -- context management ------------------------------------------------------
+
+    async def __aenter__(self) -> ClientSession:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> bool | None:
+        try:
+            await self.shutdown()
+        finally:
+            assert self._task_group is not None
+            self._task_group.cancel_scope.cancel()
+            result = await self._task_group.__aexit__(*exc_info)
+        return result
+
+    async def open(self) -> None:
+        """Start the transport and the reader, without initializing (Uninitialized).
+
+        Prefer ``async with``; :meth:`open` is for hosts (the notebook layer)
+        that manage the task's lifetime themselves and call :meth:`aclose`.
+        """
+        if self._task_group is not None:
+            raise SessionClosed("this session was already opened; a new lifecycle needs a new "
+                                "ClientSession")
+        self._send_lock = anyio.Lock()
+        self._terminated = anyio.Event()
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self.lifecycle.restart_clock()  # times are relative to opening the session
+        try:
+            await self.transport.start(self._task_group, self._on_transport_event)
+        except BaseException as exc:
+            self._task_group.cancel_scope.cancel()
+            await self._task_group.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._task_group.start_soon(self._read_loop)
+
+    # -- observation ----------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return self.lifecycle.state
+
+    @property
+    def negotiated_version(self) -> str | None:
+        return self.initialize_result.protocolVersion if self.initialize_result else None
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self.initialize_result.serverInfo if self.initialize_result else None
+
+    @property
+    def in_flight(self) -> list[tuple[int, str]]:
+        """``(id, method)`` of every request still awaiting its response."""
+        return [(p.id, p.method) for p in self._pending.values()]
+
+    def on_transition(self, callback: Callable[[TransitionRecord], Any]) -> Callable[[], None]:
+        """Subscribe to lifecycle transitions; returns an unsubscribe function."""
+        return self.lifecycle.subscribe(callback)
+
+    def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
+        """Subscribe to every notification from the server."""
+        self._notification_callbacks.append(callback)
+        return lambda: self._notification_callbacks.remove(callback)
+
+    def on_finding(self, callback: Callable[[Finding], Any]) -> Callable[[], None]:
+        self._finding_callbacks.append(callback)
+        return lambda: self._finding_callbacks.remove(callback)
+
+    def set_handler(self, method: str, handler: RequestHandler | None) -> None:
+        """Install (or remove) the handler for a server→client request.
+
+        The capability must still be declared at initialize time for the
+        server to be allowed to use it.
+        """
+        if method not in _CAPABILITY_OF_HANDLER:
+            raise ValueError(
+                f"no server→client request {method!r}; choose one of "
+                f"{', '.join(_CAPABILITY_OF_HANDLER)}"
+            )
+        if handler is None:
+            self._handlers.pop(method, None)
+        else:
+            self._handlers[method] = handler
+
+    def _elapsed(self) -> float:
+        return self.lifecycle.elapsed()
+
+    def _record_finding(self, rule_id: str, side: str, detail: str, evidence: Any) -> Finding:
+        finding = make_finding(rule_id, side, detail, evidence, self._elapsed())  # type: ignore[arg-type]
+        self.findings.append(finding)
+        self.transcript.add(
+            finding.time, "event", "finding", self.state.value, text=detail, note=rule_id
+        )
+        for callback in list(self._finding_callbacks):
+            callback(finding)
+        return finding
+
+    def _on_transport_event(self, event: TransportEvent) -> None:
+        self.transport_events.append(event)
+        self.transcript.add(
+            self._elapsed(), "event", event.kind, self.state.value, text=event.detail
+        )
+        if event.kind == "oversized line":
+            self._record_finding("message-too-large", "server", event.detail, None)
+
+    # -- handshake --------------------------------------------------------------------
+
+    async def initialize(
+        self, version: str | None = None, *, timeout: float | None = _UNSET
+    ) -> InitializeResult:
+        """Send ``initialize`` and wait for the answer (Uninitialized → Initialized).
+
+        ``version`` is offered instead of the latest supported one; any string
+        goes, so a learner can see how a server answers ``"1.0.0"``.  If the
+        server answers with a version this client cannot speak, or rejects the
+        offer with -32602, the session disconnects and
+        :class:`~mcp_nb.protocol.errors.UnsupportedVersionError` names the
+        offered, answered and supported versions.
+        """
+        offered = version or self.protocol_version
+        params = {
+            "protocolVersion": offered,
+            "capabilities": self.client_capabilities,
+            "clientInfo": self.client_info.model_dump(exclude_none=True),
+        }
+        try:
+            await self.request("initialize", params, timeout=timeout)
+        except UnsupportedVersionError:
+            await self.shutdown(reason="version negotiation failed")
+            raise
+        except ServerError as exc:
+            rejection = version_rejection(offered, exc.code, exc.message, exc.data)
+            await self.shutdown(reason="initialize failed")
+            if rejection is not None:
+                raise rejection from exc
+            raise
+        assert self.initialize_result is not None
+        return self.initialize_result
+
+    def _complete_initialize(self, pending: _Pending, result: dict[str, Any], offered: str) -> None:
+        """Judge the initialize result inside the reader, so the state is exact."""
+        try:
+            parsed = InitializeResult.model_validate(result)
+        except ValueError as exc:
+            pending.finish(error=LifecycleError(
+                f"the initialize result is malformed ({exc.__class__.__name__}: "
+                f"{str(exc).splitlines()[0]}); cannot continue"
+            ))
+            return
+        try:
+            outcome = check_version(offered, parsed.protocolVersion)
+        except UnsupportedVersionError as exc:
+            self.version_outcome = VersionOutcome(offered, parsed.protocolVersion, "unsupported")
+            self._record_finding("unsupported-version", "server", str(exc), result)
+            pending.finish(error=exc)
+            return
+        self.version_outcome = outcome
+        self.initialize_result = parsed
+        server_caps = parsed.capabilities.model_dump(exclude_none=True)
+        self.capabilities = Capabilities(
+            client=self.client_capabilities, server=server_caps, version=parsed.protocolVersion
+        )
+        self._allow_batch = VERSIONS[parsed.protocolVersion].allows_batching
+        self.lifecycle.fire(
+            Event.INITIALIZE_RESULT, f"server answered protocol {parsed.protocolVersion}"
+        )
+        pending.finish(result=result)
+
+    async def send_initialized(self) -> None:
+        """Send ``notifications/initialized`` (Initialized → Operating)."""
+        await self.notify("notifications/initialized")
+
+    async def connect(self, version: str | None = None) -> InitializeResult:
+        """The whole handshake in one call: initialize, then initialized."""
+        result = await self.initialize(version)
+        await self.send_initialized()
+        return result
+
+    # -- sending ------------------------------------------------------------------------
+
+    def _guard(self, method: str, *, is_request: bool, force: bool) -> None:
+        closing = self._shutdown_started or self.state is State.TERMINATED
+        if closing and method != "notifications/cancelled":
+            raise SessionClosed(
+                f"cannot send {method!r}: the session is {self.state.value}; open a new session"
+            )
+        refusal = self.lifecycle.client_refusal(method, is_request=is_request)
+        if refusal is not None:
+            rule_id, text = refusal
+            if not force:
+                raise LifecycleError(f"{text} (pass force=True to send it anyway)")
+            self._record_finding(rule_id, "client", f"sent anyway: {text}", method)
+        if is_request and self.state is State.OPERATING:
+            try:
+                self.capabilities.check_request(method)
+            except CapabilityError as exc:
+                if not force:
+                    raise
+                self._record_finding("capability-not-negotiated", "client",
+                                     f"sent anyway: {exc}", method)
+
+    async def _send(self, message: dict[str, Any], kind: str, method: str | None,
+                    request_id: int | str | None) -> None:
+        data = encode(message)
+        self.transcript.add(
+            self._elapsed(), "send", kind, self.state.value, size=len(data), method=method,
+            id=request_id, message=message,
+        )
+        assert self._send_lock is not None, "open the session first (async with ClientSession…)"
+        async with self._send_lock:
+            try:
+                await self.transport.send(data)
+            except TransportClosed as exc:
+                raise self._closed_error(exc) from None
+
+    def _closed_error(self, exc: TransportClosed | None = None) -> SessionClosed:
+        exc = exc or self._exit_error
+        if exc is None:
+            return SessionClosed(f"the session is {self.state.value}; open a new session")
+        return ServerExited(str(exc), exit_code=exc.exit_code, stderr_tail=exc.stderr_tail)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, force: bool = False
+    ) -> None:
+        """Send a notification (guarded by the lifecycle unless ``force``)."""
+        self._guard(method, is_request=False, force=force)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message, "notification", method, None)
+        if method == "notifications/initialized" and self.state is State.INITIALIZED:
+            self.lifecycle.fire(Event.SEND_INITIALIZED, "client sent notifications/initialized")
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _UNSET,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_timeout: float | None = None,
+        force: bool = False,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result (a dict).
+
+        ``timeout`` overrides the session default (``None`` = wait up to the
+        maximum).  With ``on_progress`` a progress token is attached and
+        ``notifications/progress`` for it are passed to the callback; with
+        ``reset_timeout_on_progress`` each progress notification restarts the
+        timeout, never beyond ``max_timeout``.  ``force`` sends a request the
+        lifecycle or the negotiated capabilities forbid, recording a finding.
+
+        Raises :class:`ServerError` for an error response,
+        :class:`RequestTimeout` (-32001) after sending ``notifications/cancelled``,
+        :class:`RequestCancelled` if :meth:`cancel` was called, and
+        :class:`ServerExited` if the server went away meanwhile.
+        """
+        self._guard(method, is_request=True, force=force)
+        request_id = self._ids.allocate()
+        if on_progress is not None:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = request_id
+            params["_meta"] = meta
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        pending = _Pending(request_id, method, on_progress)
+        pending.timeout = self.default_timeout if timeout is _UNSET else (timeout or math.inf)
+        pending.reset = (
+            self.reset_timeout_on_progress if reset_timeout_on_progress is None
+            else reset_timeout_on_progress
+        )
+        self._pending[request_id] = pending
+        if method == "initialize" and self.state is State.UNINITIALIZED:
+            self.offered_version = str((params or {}).get("protocolVersion"))
+            self.lifecycle.fire(Event.SEND_INITIALIZE, "client sent initialize")
+        try:
+            await self._send(message, "request", method, request_id)
+        except BaseException:
+            self._pending.pop(request_id, None)
+            raise
+        return await self._wait(pending, params, max_timeout)
+
+    async def _wait(self, pending: _Pending, params: dict[str, Any] | None,
+                    max_timeout: float | None) -> dict[str, Any]:
+        now = anyio.current_time()
+        cap = max_timeout if max_timeout is not None else self.max_timeout
+        pending.deadline_cap = now + cap
+        timeout_used = min(pending.timeout, cap)
+        try:
+            with anyio.CancelScope(deadline=now + timeout_used) as scope:
+                pending.scope = scope
+                await pending.event.wait()
+        except anyio.get_cancelled_exc_class():
+            # The caller was cancelled (task cancellation, a kernel interrupt).
+            if not pending.done:
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(pending, "the caller was cancelled")
+            raise
+        finally:
+            self._pending.pop(pending.id, None)
+        if not pending.done:
+            elapsed = anyio.current_time() - now
+            cancel_sent = await self._abandon(pending, f"timed out after {elapsed:.3g}s")
+            raise RequestTimeout(pending.method, pending.id, elapsed, cancelled=cancel_sent)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def _abandon(self, pending: _Pending, reason: str) -> bool:
+        """Stop waiting for ``pending``; send notifications/cancelled unless it's initialize."""
+        self._pending.pop(pending.id, None)
+        self._abandoned[pending.id] = reason
+        pending.finish(error=RequestCancelled(pending.method, pending.id, reason))
+        if pending.method == "initialize":
+            return False
+        try:
+            await self._send_cancelled(pending.id, reason)
+        except SessionClosed:
+            return False
+        return True
+
+    async def _send_cancelled(self, request_id: int, reason: str) -> None:
+        message = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason},
+        }
+        await self._send(message, "notification", "notifications/cancelled", None)
+
+    async def cancel(self, request_id: int | None = None, reason: str = "cancelled by user") -> int:
+        """Cancel an in-flight request (the latest one when ``request_id`` is None).
+
+        Sends ``notifications/cancelled``; the waiting call raises
+        :class:`RequestCancelled`.  Returns the id that was cancelled.
+        """
+        if request_id is None:
+            if not self._pending:
+                raise ValueError("no request is in flight")
+            request_id = max(self._pending)
+        pending = self._pending.get(request_id)
+        if pending is None:
+            if self._ids.was_issued(request_id):
+                raise ValueError(f"request {request_id} is not in flight any more "
+                                 "(answered, timed out or cancelled already)")
+            raise ValueError(f"no request with id {request_id} was sent in this session")
+        if pending.method == "initialize":
+            raise LifecycleError(
+                "initialize cannot be cancelled: the spec forbids cancelling the initialize "
+                "request; shut the session down instead (await session.shutdown())"
+            )
+        await self._abandon(pending, reason)
+        return request_id
+
+    # -- receiving --------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        transport = self.transport
+        try:
+            while True:
+                frame = await transport.receive()
+                await self._on_frame(frame)
+        except TransportClosed as exc:
+            await self._on_transport_closed(exc)
+
+    async def _on_frame(self, frame: bytes) -> None:
+        try:
+            raw, parsed = decode(frame, max_bytes=self.max_message_bytes,
+                                 allow_batch=self._allow_batch)
+        except EnvelopeError as exc:
+            self._on_invalid(frame, exc)
+            return
+        if isinstance(parsed, list):
+            for obj, message in zip(raw, parsed, strict=False):
+                await self._dispatch(message, obj, len(frame) // len(parsed))
+        else:
+            await self._dispatch(parsed, raw, len(frame))
+
+    def _on_invalid(self, frame: bytes, exc: EnvelopeError) -> None:
+        text = frame[:2000].decode("utf-8", "replace")
+        if exc.code == PARSE_ERROR:
+            rule = "invalid-json"
+        elif "batch" in exc.message:
+            rule = "batch-not-allowed"
+        elif "exceeds" in exc.message:
+            rule = "message-too-large"
+        else:
+            rule = "invalid-message"
+        self.transcript.add(self._elapsed(), "recv", "invalid", self.state.value,
+                            size=len(frame), text=text, note=rule)
+        self._record_finding(rule, "server", exc.message, text)
+
+    async def _dispatch(self, message: Message, raw: dict[str, Any], size: int) -> None:
+        if isinstance(message, (Response, ErrorResponse)):
+            self._on_response(message, raw, size)
+        elif isinstance(message, Notification):
+            self._on_notification(message, raw, size)
+        else:
+            await self._on_request(message, raw, size)
+
+    def _on_response(self, message: Response | ErrorResponse, raw: dict[str, Any],
+                     size: int) -> None:
+        kind = "response" if isinstance(message, Response) else "error"
+        pending = self._pending.get(message.id)  # type: ignore[arg-type]
+        method = pending.method if pending else None
+        note = None
+        if pending is None:
+            if message.id in self._abandoned:
+                note = "late, ignored"
+            elif self._ids.was_issued(message.id):
+                note = "duplicate-response"
+            else:
+                note = "response-to-unknown-id"
+        self.transcript.add(self._elapsed(), "recv", kind, self.state.value, size=size,
+                            method=method, id=message.id, message=raw, note=note)
+        if pending is None:
+            if note == "duplicate-response":
+                self._record_finding(note, "server",
+                                     f"a second response for request {message.id}", raw)
+            elif note == "response-to-unknown-id":
+                if message.id is None and isinstance(message, ErrorResponse):
+                    detail = (f"the server reported error {message.error.code} "
+                              f"{message.error.message!r} without a request id")
+                    self._record_finding("invalid-message", "client", detail, raw)
+                else:
+                    self._record_finding(note, "server",
+                                         f"response for id {message.id!r}, never sent", raw)
+            return
+        if isinstance(message, ErrorResponse):
+            error = message.error
+            pending.finish(error=ServerError(pending.method, error.code, error.message,
+                                             error.data))
+        elif pending.method == "initialize" and self.state is State.INITIALIZING:
+            self._complete_initialize(pending, message.result, self.offered_version)
+        else:
+            pending.finish(result=message.result)
+
+    def _on_notification(self, message: Notification, raw: dict[str, Any], size: int) -> None:
+        method = message.method
+        note = None if method in KNOWN_SERVER_NOTIFICATIONS else "unknown notification"
+        self.transcript.add(self._elapsed(), "recv", "notification", self.state.value,
+                            size=size, method=method, message=raw, note=note)
+        violation = self.lifecycle.server_violation(method, is_request=False)
+        if violation:
+            self._record_finding("server-request-before-initialized", "server", violation, raw)
+        elif self.state is State.OPERATING and not self.capabilities.notification_allowed(method):
+            self._record_finding(
+                "capability-not-negotiated", "server",
+                f"{method} sent, but the server did not declare the capability it belongs to",
+                raw,
+            )
+        params = message.params or {}
+        if method == "notifications/progress":
+            self._on_progress(params, raw)
+        elif method == "notifications/cancelled":
+            scope = self._server_request_scopes.get(params.get("requestId"))  # type: ignore[arg-type]
+            if scope is not None:
+                scope.cancel()
+        elif method == "notifications/message":
+            self.log_messages.append(params)
+        for callback in list(self._notification_callbacks):
+            self._call_soon(callback, message)
+
+    def _on_progress(self, params: dict[str, Any], raw: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        pending = self._pending.get(token)  # type: ignore[arg-type]
+        if pending is None or pending.on_progress is None:
+            if token not in self._abandoned:
+                self._record_finding("progress-unknown-token", "server",
+                                     f"progress for token {token!r}, which no active request "
+                                     "carries", raw)
+            return
+        if pending.reset and pending.scope is not None:
+            pending.scope.deadline = min(anyio.current_time() + pending.timeout,
+                                         pending.deadline_cap)
+        self._call_soon(pending.on_progress, params.get("progress", 0), params.get("total"),
+                        params.get("message"))
+
+    def _call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run a user callback; async ones become tasks so they can't stall the reader."""
+        result = callback(*args)
+        if inspect.isawaitable(result):
+            assert self._task_group is not None
+
+            async def _await() -> None:
+                await result
+
+            self._task_group.start_soon(_await)
+
+    async def _on_request(self, message: Request, raw: dict[str, Any], size: int) -> None:
+        method = message.method
+        self.transcript.add(self._elapsed(), "recv", "request", self.state.value, size=size,
+                            method=method, id=message.id, message=raw)
+        if message.id in self._server_request_ids:
+            self._record_finding("request-id-reused", "server",
+                                 f"request id {message.id!r} was already used by the server", raw)
+        self._server_request_ids.add(message.id)
+        violation = self.lifecycle.server_violation(method, is_request=True)
+        if violation:
+            self._record_finding("server-request-before-initialized", "server", violation, raw)
+        if method == "ping":
+            await self._respond(message.id, method, result={})
+            return
+        capability = _CAPABILITY_OF_HANDLER.get(method)
+        if capability is None:
+            await self._respond(message.id, method, error=(
+                METHOD_NOT_FOUND, f"Method not found: {method}"))
+            return
+        if not self.capabilities.client_supports(method):
+            self._record_finding(
+                "capability-not-negotiated", "server",
+                f"{method} sent, but the client did not declare {capability!r}", raw,
+            )
+            await self._respond(message.id, method, error=(
+                METHOD_NOT_FOUND,
+                f"Method not found: {method} (this client did not declare the "
+                f"{capability!r} capability)"))
+            return
+        handler = self._handlers.get(method)
+        if handler is None:
+            await self._respond(message.id, method, error=(
+                INTERNAL_ERROR,
+                f"the client declared {capability!r} but no handler is installed for {method}"))
+            return
+        assert self._task_group is not None
+        self._task_group.start_soon(self._run_handler, message, handler)
+
+    async def _run_handler(self, message: Request, handler: RequestHandler) -> None:
+        with anyio.CancelScope() as scope:
+            self._server_request_scopes[message.id] = scope
+            try:
+                result = handler(message.params or {})
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as exc:  # a user handler failing must not kill the session
+                await self._respond(message.id, message.method,
+                                    error=(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"))
+                return
+            finally:
+                self._server_request_scopes.pop(message.id, None)
+            await self._respond(message.id, message.method, result=result)
+        if scope.cancelled_caught:
+            # The server cancelled its own request: the spec says don't respond.
+            self.transcript.add(self._elapsed(), "event", "handler cancelled", self.state.value,
+                                text=f"server cancelled its request {message.id!r}")
+
+    async def _respond(self, request_id: str | int, method: str, *,
+                       result: dict[str, Any] | None = None,
+                       error: tuple[int, str] | None = None) -> None:
+        if error is not None:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id,
+                                       "error": {"code": error[0], "message": error[1]}}
+            kind = "error"
+        else:
+            message = {"jsonrpc": "2.0", "id": request_id, "result": result}
+            kind = "response"
+        # If the server is gone, nobody is waiting for this answer.
+        with contextlib.suppress(SessionClosed):
+            await self._send(message, kind, method, request_id)
+
+    async def _on_transport_closed(self, exc: TransportClosed) -> None:
+        if self._shutdown_started:
+            return  # shutdown() is closing the transport and will finish the lifecycle
+        await self.transport.close()
+        self._exit_error = self.transport.describe_exit()
+        error = self._closed_error()
+        for pending in list(self._pending.values()):
+            pending.finish(error=error)
+        self._pending.clear()
+        if self.state is not State.TERMINATED:
+            self.lifecycle.fire(Event.TRANSPORT_CLOSED, str(self._exit_error))
+        assert self._terminated is not None
+        self._terminated.set()
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    async def shutdown(self, reason: str = "client shutdown") -> None:
+        """End the session: ShuttingDown, cancel pending requests, close the transport.
+
+        Idempotent and safe from any state; returns once the session is Terminated.
+        """
+        if self._terminated is None:
+            return  # never opened
+        if self._shutdown_started or self.state is State.TERMINATED:
+            await self._terminated.wait()
+            return
+        self._shutdown_started = True
+        with anyio.CancelScope(shield=True):
+            self.lifecycle.fire(Event.SHUTDOWN, reason)
+            for pending in list(self._pending.values()):
+                if pending.method != "initialize":
+                    with contextlib.suppress(SessionClosed):
+                        await self._send_cancelled(pending.id, "the client is shutting down")
+                self._abandoned[pending.id] = "shutdown"
+                pending.finish(error=SessionClosed(
+                    f"{pending.method} (id {pending.id}) was abandoned: the session is "
+                    "shutting down"))
+            self._pending.clear()
+            await self.transport.close()
+            self.lifecycle.fire(Event.TRANSPORT_CLOSED, "transport closed by the client")
+            self._terminated.set()
+
+    async def aclose(self) -> None:
+        """Shut down and stop the session's tasks (for hosts that used :meth:`open`)."""
+        await self.__aexit__(None, None, None)
+
+    async def wait_closed(self) -> None:
+        """Wait until the session is Terminated (e.g. the server exits on its own)."""
+        assert self._terminated is not None, "open the session first"
+        await self._terminated.wait()
+
+    # -- MCP operations -----------------------------------------------------------------------
+
+    async def ping(self, **options: Any) -> float:
+        """Send ``ping``; returns the round-trip time in seconds."""
+        start = anyio.current_time()
+        await self.request("ping", **options)
+        return anyio.current_time() - start
+
+    async def _list_all(self, method: str, key: str, **options: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            result = await self.request(method, {"cursor": cursor} if cursor else None,
+                                        **options)
+            items.extend(result.get(key) or [])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return items
+
+    async def list_tools(self, **options: Any) -> list[Tool]:
+        """Every tool the server offers (follows ``nextCursor`` pagination)."""
+        return [Tool.model_validate(t) for t in await self._list_all("tools/list", "tools",
+                                                                      **options)]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                        **options: Any) -> CallToolResult:
+        """Call a tool; a tool-level failure comes back as ``isError`` (not an exception)."""
+        result = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
+                                    **options)
+        return CallToolResult.model_validate(result)
+
+    async def list_resources(self, **options: Any) -> list[Resource]:
+        return [Resource.model_validate(r)
+                for r in await self._list_all("resources/list", "resources", **options)]
+
+    async def list_resource_templates(self, **options: Any) -> list[ResourceTemplate]:
+        return [ResourceTemplate.model_validate(r) for r in
+                await self._list_all("resources/templates/list", "resourceTemplates", **options)]
+
+    async def read_resource(self, uri: str, **options: Any) -> list[dict[str, Any]]:
+        """The resource's ``contents`` blocks (text or base64 blob)."""
+        return (await self.request("resources/read", {"uri": uri}, **options)).get("contents", [])
+
+    async def subscribe_resource(self, uri: str, **options: Any) -> None:
+        await self.request("resources/subscribe", {"uri": uri}, **options)
+
+    async def unsubscribe_resource(self, uri: str, **options: Any) -> None:
+        await self.request("resources/unsubscribe", {"uri": uri}, **options)
+
+    async def list_prompts(self, **options: Any) -> list[Prompt]:
+        return [Prompt.model_validate(p)
+                for p in await self._list_all("prompts/list", "prompts", **options)]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None,
+                         **options: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = arguments
+        return await self.request("prompts/get", params, **options)
+
+    async def complete(self, ref: dict[str, Any], argument_name: str, value: str,
+                       **options: Any) -> list[str]:
+        """Completion values for one argument of a prompt or resource template."""
+        result = await self.request(
+            "completion/complete",
+            {"ref": ref, "argument": {"name": argument_name, "value": value}}, **options)
+        return list(result.get("completion", {}).get("values", []))
+
+    async def set_logging_level(self, level: str, **options: Any) -> None:
+        await self.request("logging/setLevel", {"level": level}, **options)

@@ -1,0 +1,265 @@
+"""JSON-RPC 2.0 envelope: bytes in, typed messages out (and back).
+
+This is the hot path of every round trip, so messages are small slotted
+dataclasses and validation is a handful of dict look-ups; pydantic models
+(:mod:`mcp_nb.protocol.models`) are applied only where a caller wants typed
+MCP payloads.
+
+Example::
+
+    >>> from mcp_nb.protocol.envelope import parse, Request
+    >>> msg = parse(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+    >>> isinstance(msg, Request), msg.id, msg.method
+    (True, 1, 'ping')
+    >>> parse('{"jsonrpc": "2.0", "id": null, "method": "ping"}')
+    Traceback (most recent call last):
+    ...
+    mcp_nb.protocol.errors.EnvelopeError: request id must be a string or an integer, not null
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, EnvelopeError
+
+RequestId = str | int
+
+#: Default upper bound for one message, checked before any parsing happens.
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Response:
+    id: RequestId
+    result: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ErrorObject:
+    code: int
+    message: str
+    data: Any = None
+
+
+@dataclass(slots=True)
+class ErrorResponse:
+    #: ``None`` only when the peer could not tell which request failed (e.g. -32700).
+    id: RequestId | None
+    error: ErrorObject
+
+
+Message = Request | Notification | Response | ErrorResponse
+
+
+def _is_valid_id(value: Any) -> bool:
+    # bool is a subclass of int in Python, but `true` is not a valid JSON-RPC id.
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _describe(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def parse_object(obj: Any) -> Message:
+    """Validate one already-decoded JSON value as a JSON-RPC 2.0 message."""
+    if not isinstance(obj, dict):
+        raise EnvelopeError(
+            INVALID_REQUEST, f"a message must be a JSON object, got {_describe(obj)}"
+        )
+    raw_id = obj.get("id")
+    recovered_id = raw_id if _is_valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        if "jsonrpc" not in obj:
+            text = 'missing "jsonrpc": "2.0" member'
+        else:
+            text = f'"jsonrpc" must be "2.0", got {obj["jsonrpc"]!r}'
+        raise EnvelopeError(INVALID_REQUEST, text, id=recovered_id)
+
+    method = obj.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            raise EnvelopeError(
+                INVALID_REQUEST, f'"method" must be a string, got {_describe(method)}',
+                id=recovered_id,
+            )
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise EnvelopeError(
+                INVALID_REQUEST,
+                f'"params" must be an object in MCP, got {_describe(params)}',
+                id=recovered_id,
+            )
+        if "id" not in obj:
+            return Notification(method, params)
+        if not _is_valid_id(raw_id):
+            raise EnvelopeError(
+                INVALID_REQUEST,
+                f"request id must be a string or an integer, not {_describe(raw_id)}",
+            )
+        return Request(raw_id, method, params)
+
+    has_result = "result" in obj
+    has_error = "error" in obj
+    if has_result and has_error:
+        raise EnvelopeError(
+            INVALID_REQUEST, 'a response must not carry both "result" and "error"',
+            id=recovered_id,
+        )
+    if not has_result and not has_error:
+        raise EnvelopeError(
+            INVALID_REQUEST,
+            'not a request, notification or response: no "method", "result" or "error"',
+            id=recovered_id,
+        )
+    if has_result:
+        if not _is_valid_id(raw_id):
+            raise EnvelopeError(
+                INVALID_REQUEST,
+                f"response id must be a string or an integer, not {_describe(raw_id)}",
+            )
+        result = obj["result"]
+        if not isinstance(result, dict):
+            raise EnvelopeError(
+                INVALID_REQUEST,
+                f'"result" must be an object in MCP, got {_describe(result)}',
+                id=raw_id,
+            )
+        return Response(raw_id, result)
+    error = obj["error"]
+    if (
+        not isinstance(error, dict)
+        or not isinstance(error.get("code"), int)
+        or isinstance(error.get("code"), bool)
+        or not isinstance(error.get("message"), str)
+    ):
+        raise EnvelopeError(
+            INVALID_REQUEST,
+            '"error" must be an object with an integer "code" and a string "message"',
+            id=recovered_id,
+        )
+    if raw_id is not None and not _is_valid_id(raw_id):
+        raise EnvelopeError(
+            INVALID_REQUEST, f"error response id must be a string, an integer or null, "
+            f"not {_describe(raw_id)}",
+        )
+    return ErrorResponse(raw_id, ErrorObject(error["code"], error["message"], error.get("data")))
+
+
+def decode(
+    data: bytes | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    allow_batch: bool = False,
+) -> tuple[Any, Message | list[Message]]:
+    """Like :func:`parse`, but also return the decoded JSON value.
+
+    Sessions keep the decoded value for their transcript, so the message is
+    never serialised twice on the hot path.
+    """
+    size = len(data) if isinstance(data, bytes) else len(data.encode())
+    if size > max_bytes:
+        raise EnvelopeError(
+            INVALID_REQUEST,
+            f"message of {size} bytes exceeds the {max_bytes}-byte limit",
+        )
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EnvelopeError(PARSE_ERROR, f"not valid JSON: {exc}") from None
+    if isinstance(obj, list):
+        if not allow_batch:
+            raise EnvelopeError(
+                INVALID_REQUEST,
+                "JSON-RPC batches (arrays) are not allowed in this protocol version "
+                "(only 2025-03-26 had them)",
+            )
+        if not obj:
+            raise EnvelopeError(INVALID_REQUEST, "an empty batch is not a valid message")
+        return obj, [parse_object(item) for item in obj]
+    return obj, parse_object(obj)
+
+
+def parse(
+    data: bytes | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    allow_batch: bool = False,
+) -> Message | list[Message]:
+    """Parse one framed message into a typed message (a list for a batch).
+
+    The size limit is checked before decoding so a hostile peer cannot make us
+    build a huge object.  A JSON array is a batch: accepted only when
+    ``allow_batch`` (protocol 2025-03-26), otherwise rejected with -32600.
+    """
+    return decode(data, max_bytes=max_bytes, allow_batch=allow_batch)[1]
+
+
+def to_dict(message: Message) -> dict[str, Any]:
+    """The JSON-RPC 2.0 wire form of ``message`` (``params``/``data`` omitted when None)."""
+    if isinstance(message, Request):
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Notification):
+        out = {"jsonrpc": "2.0", "method": message.method}
+        if message.params is not None:
+            out["params"] = message.params
+        return out
+    if isinstance(message, Response):
+        return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
+    error: dict[str, Any] = {"code": message.error.code, "message": message.error.message}
+    if message.error.data is not None:
+        error["data"] = message.error.data
+    return {"jsonrpc": "2.0", "id": message.id, "error": error}
+
+
+def encode(obj: Message | dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, guaranteed free of raw newlines (stdio frames by newline)."""
+    if not isinstance(obj, dict):
+        obj = to_dict(obj)
+    # ensure_ascii=False keeps payloads readable; json never emits a raw "\n" inside strings.
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def error_response(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+    """Encoded error response, for answering a peer's bad request."""
+    return encode(ErrorResponse(id, ErrorObject(code, message, data)))
+
+
+class IdAllocator:
+    """Request ids 1, 2, 3 … for one session; never reused (ids are never recycled)."""
+
+    __slots__ = ("_next",)
+
+    def __init__(self) -> None:
+        self._next = 1
+
+    def allocate(self) -> int:
+        value = self._next
+        self._next = value + 1
+        return value
+
+    def was_issued(self, value: Any) -> bool:
+        """True if ``value`` is an id this allocator has handed out."""
+        return type(value) is int and 1 <= value < self._next
+
+    @property
+    def issued(self) -> int:
+        return self._next - 1

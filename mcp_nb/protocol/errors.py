@@ -1,0 +1,100 @@
+"""Error codes and the exception family of the protocol core.
+
+Every exception raised for a protocol rule says, in one line, which rule was
+involved and what to do about it.  They all derive from :class:`McpError` so a
+notebook can catch "anything MCP" in one ``except``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON-RPC 2.0 codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# MCP's own codes.
+REQUEST_TIMEOUT = -32001
+RESOURCE_NOT_FOUND = -32002
+
+ERROR_NAMES: dict[int, str] = {
+    PARSE_ERROR: "Parse error",
+    INVALID_REQUEST: "Invalid Request",
+    METHOD_NOT_FOUND: "Method not found",
+    INVALID_PARAMS: "Invalid params",
+    INTERNAL_ERROR: "Internal error",
+    REQUEST_TIMEOUT: "Request timeout",
+    RESOURCE_NOT_FOUND: "Resource not found",
+}
+
+
+class McpError(Exception):
+    """Base of every error mcp_nb raises for protocol reasons."""
+
+    #: JSON-RPC error code the situation corresponds to, when there is one.
+    code: int | None = None
+
+
+class EnvelopeError(McpError):
+    """A message that is not valid JSON-RPC 2.0 (or breaks MCP's framing rules).
+
+    ``code`` is -32700 for bytes that are not JSON and -32600 for JSON that is
+    not a valid message; ``id`` is the message id when it could be recovered.
+    """
+
+    def __init__(self, code: int, message: str, *, id: str | int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.id = id
+
+
+class LifecycleError(McpError):
+    """A message the lifecycle state machine does not allow in the current state."""
+
+    code = INVALID_REQUEST
+
+
+class CapabilityError(McpError):
+    """A request for a capability the other side did not declare during initialization."""
+
+    code = METHOD_NOT_FOUND
+
+
+class UnsupportedVersionError(McpError):
+    """Version negotiation failed: the client cannot speak the version the server chose."""
+
+    code = INVALID_PARAMS
+
+    def __init__(
+        self,
+        *,
+        offered: str,
+        answered: str | None,
+        supported: tuple[str, ...],
+        server_supported: list[Any] | None = None,
+    ) -> None:
+        self.offered = offered
+        self.answered = answered
+        self.supported = supported
+        self.server_supported = server_supported
+        if answered is None:
+            server_side = (
+                f"; the server supports {', '.join(map(str, server_supported))}"
+                if server_supported
+                else ""
+            )
+            text = (
+                f"the server rejected protocol version {offered!r} "
+                f"(-32602 Unsupported protocol version){server_side}; "
+                f"this client supports {', '.join(supported)}: offer one of those both sides speak"
+            )
+        else:
+            text = (
+                f"version negotiation failed: offered {offered!r}, the server answered "
+                f"{answered!r}, which this client does not support "
+                f"(supported: {', '.join(supported)}); the client disconnected as the spec requires"
+            )
+        super().__init__(text)
