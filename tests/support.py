@@ -1,0 +1,52 @@
+"""Helpers for tests that drive real lab-server sessions over real subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp_nb.client import ClientSession, lab_command
+from mcp_nb.transports import StdioTransport
+
+
+@contextlib.asynccontextmanager
+async def lab_session(
+    *flags: str,
+    connect: bool = True,
+    stdin_close_grace: float = 2.0,
+    sigterm_grace: float = 2.0,
+    stderr_lines: int = 500,
+    **session_options: Any,
+) -> AsyncIterator[ClientSession]:
+    """A session to ``python -m mcp_nb.lab FLAGS…``, connected unless ``connect=False``."""
+    transport = StdioTransport(
+        lab_command(*flags),
+        stdin_close_grace=stdin_close_grace,
+        sigterm_grace=sigterm_grace,
+        stderr_lines=stderr_lines,
+    )
+    async with ClientSession(transport, **session_options) as session:
+        if connect:
+            await session.connect()
+        yield session
+
+
+def python_command(code: str) -> list[str]:
+    """argv running a tiny inline Python program (for transports tests with odd servers)."""
+    return [sys.executable, "-c", code]
+
+
+def sent(session: ClientSession, method: str) -> list[dict[str, Any]]:
+    """Messages the client sent with ``method``, in order."""
+    return [e.message for e in session.transcript.filter(direction="send", method=method)
+            if e.message is not None]
+
+
+def event_kinds(session: ClientSession) -> list[str]:
+    return [e.kind for e in session.transcript.events()]
+
+
+def rules(session: ClientSession) -> list[str]:
+    return [f.rule.id for f in session.findings]
