@@ -222,14 +222,15 @@ class ClientSession:
         await self.open()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> bool | None:
+    async def __aexit__(self, *exc_info: object) -> None:
         try:
             await self.shutdown()
         finally:
             assert self._task_group is not None
             self._task_group.cancel_scope.cancel()
-            result = await self._task_group.__aexit__(*exc_info)
-        return result
+            # The body's own exception propagates as itself (not wrapped in an
+            # ExceptionGroup), so `except ServerError` around the block works.
+            await self._task_group.__aexit__(None, None, None)
 
     async def open(self) -> None:
         """Start the transport and the reader, without initializing (Uninitialized).
@@ -247,9 +248,9 @@ class ClientSession:
         self.lifecycle.restart_clock()  # times are relative to opening the session
         try:
             await self.transport.start(self._task_group, self._on_transport_event)
-        except BaseException as exc:
+        except BaseException:
             self._task_group.cancel_scope.cancel()
-            await self._task_group.__aexit__(type(exc), exc, exc.__traceback__)
+            await self._task_group.__aexit__(None, None, None)
             raise
         self._task_group.start_soon(self._read_loop)
 
@@ -400,6 +401,8 @@ class ClientSession:
     def _guard(self, method: str, *, is_request: bool, force: bool) -> None:
         closing = self._shutdown_started or self.state is State.TERMINATED
         if closing and method != "notifications/cancelled":
+            if self._exit_error is not None:
+                raise self._closed_error()
             raise SessionClosed(
                 f"cannot send {method!r}: the session is {self.state.value}; open a new session"
             )

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 from anyio.abc import TaskGroup
 
+from ..protocol.errors import McpError
+
 
 @dataclass(slots=True)
 class TransportEvent:
@@ -33,7 +35,7 @@ class TransportEvent:
 Emit = Callable[[TransportEvent], None]
 
 
-class TransportClosed(Exception):
+class TransportClosed(McpError):
     """The transport cannot carry messages any more (peer gone or closed by us)."""
 
     def __init__(self, message: str, *, exit_code: int | None = None,
