@@ -626,7 +626,8 @@ class ClientSession:
     def _on_response(self, message: Response | ErrorResponse, raw: dict[str, Any],
                      size: int) -> None:
         kind = "response" if isinstance(message, Response) else "error"
-        pending = self._pending.get(message.id)  # type: ignore[arg-type]
+        # Popped at once: a duplicate arriving before the waiter wakes is still a duplicate.
+        pending = self._pending.pop(message.id, None)  # type: ignore[arg-type]
         method = pending.method if pending else None
         note = None
         if pending is None:
