@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import anyio
 import pytest
 from support import lab_session, rules, sent
@@ -28,7 +30,7 @@ async def test_connect_walks_the_lifecycle_and_shuts_down_gracefully() -> None:
         assert session.version_outcome.outcome == "agreed"
         assert session.state is State.OPERATING
     assert session.lifecycle.path == FULL_PATH
-    assert causes == list(zip(FULL_PATH, FULL_PATH[1:]))
+    assert causes == list(itertools.pairwise(FULL_PATH))
     times = [r.time for r in session.lifecycle.history]
     assert times == sorted(times)
     kinds = [e.kind for e in session.transcript.events()]
@@ -160,14 +162,14 @@ async def test_transcript_exports_to_jsonl_and_loads_back(tmp_path) -> None:
     assert loaded[1].message == session.transcript[1].message
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"seq": 0}\n')
-    with pytest.raises(ValueError, match="bad.jsonl:1"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1"):
         Transcript.load_jsonl(bad)
 
 
 async def test_capability_the_server_did_not_declare_is_refused_client_side() -> None:
     async with lab_session("--omit-capability", "prompts") as session:
         assert "prompts" not in session.capabilities.server
-        with pytest.raises(CapabilityError, match="'prompts'.*force=True"):
+        with pytest.raises(CapabilityError, match=r"'prompts'.*force=True"):
             await session.list_prompts()
         assert sent(session, "prompts/list") == []
         prompts = await session.request("prompts/list", force=True)

@@ -174,9 +174,14 @@ async def test_stderr_works_without_a_file_descriptor_on_sys_stderr(monkeypatch)
 # -- no orphans -----------------------------------------------------------------------------------
 
 ORPHAN_PARENT = textwrap.dedent("""
-    import anyio, sys
+    import sys
+    import anyio
+    import mcp_nb.transports.stdio as stdio
     from mcp_nb.client import ClientSession, lab_command
     from mcp_nb.transports import StdioTransport
+
+    if sys.argv[1] == "leave":
+        stdio._SETPRIV = None  # test the atexit sweep on its own
 
     async def main():
         transport = StdioTransport(lab_command("--ignore-stdin-close", "--ignore-sigterm"))
@@ -184,9 +189,8 @@ ORPHAN_PARENT = textwrap.dedent("""
         await session.open()
         await session.connect()
         print(transport.pid, flush=True)
-        if sys.argv[1] == "hang":
-            await anyio.sleep(60)
-        # "leave": return without shutting down; the interpreter exits normally.
+        await anyio.to_thread.run_sync(sys.stdin.readline)
+        # Leave without shutting down; the interpreter exits normally.
 
     anyio.run(main)
 """)
@@ -216,16 +220,19 @@ def _wait_gone(pid: int, timeout: float = 5.0) -> bool:
 
 @pytest.mark.parametrize("how", ["leave", "sigkill"])
 def test_no_server_outlives_its_python_process(how: str) -> None:
-    parent = subprocess.Popen(
-        [sys.executable, "-c", ORPHAN_PARENT, "leave" if how == "leave" else "hang"],
-        stdout=subprocess.PIPE, text=True,
-    )
+    """'leave': the parent exits normally without shutting down (the atexit sweep).
+    'sigkill': the parent is killed outright (only the parent-death signal is left)."""
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_PARENT, how],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert parent.stdout is not None
+        assert parent.stdout is not None and parent.stdin is not None
         server_pid = int(parent.stdout.readline())
         assert _alive(server_pid)
         if how == "sigkill":
-            parent.kill()  # no atexit, no cleanup: only the parent-death signal is left
+            parent.kill()
+        else:
+            parent.stdin.write("go\n")
+            parent.stdin.flush()
         parent.wait(timeout=20)
         assert _wait_gone(server_pid), f"server {server_pid} outlived its parent ({how})"
     finally:

@@ -72,6 +72,10 @@ def _is_valid_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
+
+
 def _describe(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -153,6 +157,10 @@ def parse_object(obj: Any) -> Message:
             '"error" must be an object with an integer "code" and a string "message"',
             id=recovered_id,
         )
+    if "id" not in obj:
+        raise EnvelopeError(
+            INVALID_REQUEST, 'an error response must carry "id" (null when it is unknown)'
+        )
     if raw_id is not None and not _is_valid_id(raw_id):
         raise EnvelopeError(
             INVALID_REQUEST, f"error response id must be a string, an integer or null, "
@@ -172,15 +180,19 @@ def decode(
     Sessions keep the decoded value for their transcript, so the message is
     never serialised twice on the hot path.
     """
-    size = len(data) if isinstance(data, bytes) else len(data.encode())
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise EnvelopeError(
             INVALID_REQUEST,
             f"message of {size} bytes exceeds the {max_bytes}-byte limit",
         )
     try:
-        obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # MCP messages are UTF-8: decode strictly rather than let json guess UTF-16/32.
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and UnicodeDecodeError; RecursionError is
+        # what absurdly deep nesting ("[[[[…") raises, and must not kill a reader.
         raise EnvelopeError(PARSE_ERROR, f"not valid JSON: {exc}") from None
     if isinstance(obj, list):
         if not allow_batch:
@@ -235,7 +247,13 @@ def encode(obj: Message | dict[str, Any]) -> bytes:
     if not isinstance(obj, dict):
         obj = to_dict(obj)
     # ensure_ascii=False keeps payloads readable; json never emits a raw "\n" inside strings.
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (legal as a "\ud800" escape in JSON) has no UTF-8 form:
+        # escape everything non-ASCII instead, which round-trips exactly.
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
 
 
 def error_response(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:

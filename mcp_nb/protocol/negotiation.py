@@ -180,8 +180,10 @@ class Capabilities:
         rows: list[dict[str, Any]] = []
         for name in ("tools", "resources", "prompts", "logging", "completions"):
             rows.append({"capability": name, "side": "server",
-                         "declared": name in self.server, "options": self.server.get(name)})
+                         "declared": _declares(self.server, name, None),
+                         "options": self.server.get(name)})
         for name in ("roots", "sampling", "elicitation"):
             rows.append({"capability": name, "side": "client",
-                         "declared": name in self.client, "options": self.client.get(name)})
+                         "declared": _declares(self.client, name, None),
+                         "options": self.client.get(name)})
         return rows
