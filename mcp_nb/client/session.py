@@ -381,6 +381,7 @@ class ClientSession:
             client=self.client_capabilities, server=server_caps, version=parsed.protocolVersion
         )
         self._allow_batch = VERSIONS[parsed.protocolVersion].allows_batching
+        self.transport.set_protocol_version(parsed.protocolVersion)
         self.lifecycle.fire(
             Event.INITIALIZE_RESULT, f"server answered protocol {parsed.protocolVersion}"
         )

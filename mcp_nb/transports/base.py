@@ -63,5 +63,8 @@ class Transport(Protocol):
     async def close(self) -> None:
         """Shut the connection down the transport's proper way. Idempotent."""
 
+    def set_protocol_version(self, version: str) -> None:
+        """Told by the session once a version is negotiated (HTTP sends it as a header)."""
+
     def describe_exit(self) -> TransportClosed:
         """Why the peer is gone (exit code, last stderr lines) as an exception to raise."""

@@ -263,6 +263,9 @@ class StdioTransport:
             {"size": size, "limit": self.max_line_bytes},
         ))
 
+    def set_protocol_version(self, version: str) -> None:
+        """stdio carries no per-message metadata: nothing to do."""
+
     def describe_exit(self) -> TransportClosed:
         code = self.returncode
         tail = list(self.stderr_tail)[-10:]
