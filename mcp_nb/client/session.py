@@ -22,6 +22,7 @@ import contextlib
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -46,6 +47,7 @@ from ..protocol.errors import (
     CapabilityError,
     EnvelopeError,
     LifecycleError,
+    McpError,
     UnsupportedVersionError,
 )
 from ..protocol.findings import Finding, make_finding
@@ -69,7 +71,7 @@ from .errors import (
     ServerExited,
     SessionClosed,
 )
-from .transcript import Transcript
+from .transcript import Transcript, TranscriptEntry
 
 #: Handler for a server→client request: receives ``params``, returns the ``result``.
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
@@ -102,6 +104,23 @@ KNOWN_SERVER_NOTIFICATIONS = frozenset({
     "notifications/prompts/list_changed",
     "notifications/elicitation/complete",
 })
+
+
+_KIND_OF: dict[type, str] = {
+    Request: "request", Notification: "notification", Response: "response",
+    ErrorResponse: "error",
+}
+
+
+@dataclass
+class RawExchange:
+    """What one hand-written message did: transcript entries, findings, the state after."""
+
+    entries: list[TranscriptEntry]
+    findings: list[Finding]
+    state: State
+    #: For each request in the message: its result dict, or the error it produced.
+    outcomes: list[dict[str, Any] | Exception] = field(default_factory=list)
 
 
 class _Pending:
@@ -464,6 +483,7 @@ class ClientSession:
         reset_timeout_on_progress: bool | None = None,
         max_timeout: float | None = None,
         force: bool = False,
+        on_sent: Callable[[int], Any] | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result (a dict).
 
@@ -473,6 +493,8 @@ class ClientSession:
         ``reset_timeout_on_progress`` each progress notification restarts the
         timeout, never beyond ``max_timeout``.  ``force`` sends a request the
         lifecycle or the negotiated capabilities forbid, recording a finding.
+        ``on_sent`` is called with the request id once it is on the wire (for
+        UIs that offer a Cancel button).
 
         Raises :class:`ServerError` for an error response,
         :class:`RequestTimeout` (-32001) after sending ``notifications/cancelled``,
@@ -504,10 +526,96 @@ class ClientSession:
         except BaseException:
             self._pending.pop(request_id, None)
             raise
-        return await self._wait(pending, params, max_timeout)
+        if on_sent is not None:
+            on_sent(request_id)
+        return await self._wait(pending, max_timeout)
 
-    async def _wait(self, pending: _Pending, params: dict[str, Any] | None,
-                    max_timeout: float | None) -> dict[str, Any]:
+    async def send_raw(self, text: str | bytes, *, timeout: float | None = _UNSET) -> RawExchange:
+        """Send ``text`` exactly as written — one message, a batch, or garbage.
+
+        For hand-crafting messages (wrong ones included): nothing is refused,
+        but every rule it breaks is recorded as a finding, and the lifecycle
+        moves as the message says (a raw ``initialize`` starts initializing).
+        Waits for the responses to any requests it contains and returns what
+        happened meanwhile as a :class:`RawExchange`.
+        """
+        if self._shutdown_started or self.state is State.TERMINATED:
+            raise self._closed_error()
+        frame = text.encode() if isinstance(text, str) else text
+        first_entry = len(self.transcript)
+        first_finding = len(self.findings)
+        try:
+            raw, parsed = decode(frame, max_bytes=self.max_message_bytes, allow_batch=True)
+        except EnvelopeError as exc:
+            raw, parsed = None, None
+            self._record_finding("invalid-message", "client", f"sent anyway: {exc.message}",
+                                 frame[:2000].decode("utf-8", "replace"))
+        messages = parsed if isinstance(parsed, list) else [parsed] if parsed else []
+        if isinstance(parsed, list) and not self._allow_batch:
+            self._record_finding("batch-not-allowed", "client",
+                                 "sent a batch, which only protocol 2025-03-26 allows", raw)
+        waiting: list[_Pending] = []
+        for message in messages:
+            if isinstance(message, Request):
+                waiting.append(self._register_raw_request(message))
+            elif isinstance(message, Notification):
+                refusal = self.lifecycle.client_refusal(message.method, is_request=False)
+                if refusal:
+                    self._record_finding(refusal[0], "client", f"sent anyway: {refusal[1]}", raw)
+        single = messages[0] if len(messages) == 1 and not isinstance(parsed, list) else None
+        kind = ("batch" if isinstance(parsed, list) else "invalid" if single is None
+                else _KIND_OF[type(single)])
+        method = getattr(single, "method", None)
+        self.transcript.add(
+            self._elapsed(), "send", kind, self.state.value, size=len(frame), method=method,
+            id=getattr(single, "id", None), message=raw if isinstance(raw, dict) else None,
+            text=None if isinstance(raw, dict) else frame[:2000].decode("utf-8", "replace"),
+            note="raw",
+        )
+        assert self._send_lock is not None
+        async with self._send_lock:
+            try:
+                await self.transport.send(frame)
+            except TransportClosed as exc:
+                raise self._closed_error(exc) from None
+        for message in messages:
+            if (isinstance(message, Notification) and message.method ==
+                    "notifications/initialized" and self.state is State.INITIALIZED):
+                self.lifecycle.fire(Event.SEND_INITIALIZED, "client sent notifications/initialized")
+        outcomes: list[dict[str, Any] | Exception] = []
+        for pending in waiting:
+            try:
+                outcomes.append(await self._wait(pending, None))
+            except McpError as exc:
+                outcomes.append(exc)
+        return RawExchange(
+            entries=self.transcript.entries[first_entry:],
+            findings=self.findings[first_finding:],
+            state=self.state,
+            outcomes=outcomes,
+        )
+
+    def _register_raw_request(self, message: Request) -> _Pending:
+        refusal = self.lifecycle.client_refusal(message.method, is_request=True)
+        if refusal:
+            self._record_finding(refusal[0], "client", f"sent anyway: {refusal[1]}",
+                                 message.method)
+        if message.id in self._pending:
+            raise ValueError(f"request id {message.id!r} is already in flight; pick another id")
+        if self._ids.was_issued(message.id) or message.id in self._abandoned:
+            self._record_finding("request-id-reused", "client",
+                                 f"request id {message.id!r} was used before in this session",
+                                 message.method)
+        self._ids.reserve(message.id)
+        pending = _Pending(message.id, message.method, None)  # type: ignore[arg-type]
+        pending.timeout = self.default_timeout
+        self._pending[message.id] = pending  # type: ignore[index]
+        if message.method == "initialize" and self.state is State.UNINITIALIZED:
+            self.offered_version = str((message.params or {}).get("protocolVersion"))
+            self.lifecycle.fire(Event.SEND_INITIALIZE, "client sent initialize (raw)")
+        return pending
+
+    async def _wait(self, pending: _Pending, max_timeout: float | None) -> dict[str, Any]:
         now = anyio.current_time()
         cap = max_timeout if max_timeout is not None else self.max_timeout
         pending.deadline_cap = now + cap

@@ -278,6 +278,15 @@ class IdAllocator:
         """True if ``value`` is an id this allocator has handed out."""
         return type(value) is int and 1 <= value < self._next
 
+    def reserve(self, value: Any) -> None:
+        """Skip past ``value`` if it is an integer id someone chose by hand.
+
+        Hand-written requests (``%%mcp``) pick their own ids; later automatic
+        ids must not collide with them.
+        """
+        if type(value) is int and value >= self._next:
+            self._next = value + 1
+
     @property
     def issued(self) -> int:
         return self._next - 1

@@ -1,0 +1,134 @@
+"""A ClientSession hosted on the background loop, with a blocking and an async facade.
+
+The session lives in one long-lived task on the :class:`BackgroundLoop` (its task
+group is entered and left by that task, which is what anyio requires).  Cells
+talk to it through :class:`HostedSession`:
+
+* blocking: ``hosted.call_tool("add", {"a": 1, "b": 2})`` — for magics and plain Python;
+* async: ``await hosted.aio.call_tool(...)`` — for top-level ``await`` in a cell,
+  which runs on the *kernel's* loop; the call is bridged to the session's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anyio
+
+from ..client.session import ClientSession
+from ..protocol.lifecycle import State
+from ..transports.base import Transport
+from .loop import BackgroundLoop
+from .widgets import SessionView
+
+# ClientSession coroutine methods the facades expose.
+FACADE_METHODS = (
+    "initialize", "send_initialized", "connect", "request", "notify", "cancel", "shutdown",
+    "ping", "list_tools", "call_tool", "list_resources", "list_resource_templates",
+    "read_resource", "subscribe_resource", "unsubscribe_resource", "list_prompts",
+    "get_prompt", "complete", "set_logging_level", "send_raw",
+)
+
+
+class HostedSession:
+    """One named session on the background loop.
+
+    Attribute access falls through to the :class:`ClientSession` for plain data
+    (``state``, ``transcript``, ``findings`` …); coroutine methods listed in
+    :data:`FACADE_METHODS` become blocking calls.
+    """
+
+    def __init__(self, name: str, session: ClientSession, loop: BackgroundLoop) -> None:
+        self.name = name
+        self.session = session
+        self.loop = loop
+        self._stop: anyio.Event | None = None
+        self._host: Any = None
+        self.aio = _AsyncFacade(self)
+        #: Live widgets for this session (displaying the session shows them).
+        self.view = SessionView(session, name)
+
+    @classmethod
+    def open(cls, name: str, transport: Transport, loop: BackgroundLoop,
+             **session_options: Any) -> HostedSession:
+        """Start the transport (spawn the server) and return without initializing."""
+        hosted = cls(name, ClientSession(transport, **session_options), loop)
+        opened = threading.Event()
+        hosted._host = loop.submit(hosted._run_host(opened))
+        # Wait until the session is open or the host failed (e.g. program not found).
+        while not opened.wait(0.05):
+            if hosted._host.done():
+                hosted._host.result()  # raises the startup error
+        return hosted
+
+    async def _run_host(self, opened: threading.Event) -> None:
+        self._stop = anyio.Event()
+        try:
+            async with self.session:
+                opened.set()
+                await self._stop.wait()
+        finally:
+            opened.set()
+
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Run a coroutine on the session's loop and wait for it (interruptible)."""
+        return self.loop.run(coro)
+
+    def close(self) -> None:
+        """Shut the session down (as the spec says) and end its host task."""
+        if self._host is None or self._host.done():
+            return
+        try:
+            self.loop.run(self.session.shutdown())
+        finally:
+            if self._stop is not None:
+                self.loop.call_soon(self._stop.set)
+            # The host's own error, if any, was already reported to the user.
+            with contextlib.suppress(Exception):
+                self._host.result(timeout=10)
+
+    @property
+    def closed(self) -> bool:
+        return self.session.state is State.TERMINATED
+
+    def __getattr__(self, item: str) -> Any:
+        target = getattr(self.session, item)
+        if item in FACADE_METHODS:
+            @functools.wraps(target)
+            def blocking(*args: Any, **kwargs: Any) -> Any:
+                return self.loop.run(target(*args, **kwargs))
+            return blocking
+        return target
+
+    def __repr__(self) -> str:
+        return self.view.describe()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.view._repr_mimebundle_(**kwargs)
+
+
+class _AsyncFacade:
+    """``await hosted.aio.method(...)`` from the kernel's own event loop."""
+
+    def __init__(self, hosted: HostedSession) -> None:
+        self._hosted = hosted
+
+    def __getattr__(self, item: str) -> Callable[..., Any]:
+        if item not in FACADE_METHODS:
+            raise AttributeError(item)
+        target = getattr(self._hosted.session, item)
+
+        async def bridged(*args: Any, **kwargs: Any) -> Any:
+            future = self._hosted.loop.submit(target(*args, **kwargs))
+            try:
+                return await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                future.cancel()  # cancels the task on the session's loop too
+                raise
+
+        return bridged

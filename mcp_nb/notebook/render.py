@@ -1,0 +1,315 @@
+"""HTML and SVG renderings of a session: pure functions from data to markup.
+
+Everything a server says (names, descriptions, instructions, tool output,
+stderr) passes through :func:`esc` before it becomes markup — these functions are
+the only place markup is built, so this is the one place escaping must hold.
+The widgets show these strings live; static HTML reprs reuse them so nbviewer
+and GitHub show the same picture.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..client.transcript import ARROWS, TranscriptEntry
+from ..protocol.lifecycle import TRANSITIONS, Event, State
+from ..protocol.negotiation import Capabilities, VersionOutcome
+
+
+def esc(value: Any) -> str:
+    """Escape any value for HTML/SVG text and attributes (quotes included).
+
+    Control characters other than newline and tab are shown as ``\\uXXXX`` so a
+    right-to-left override or a NUL can't reorder or truncate what is shown.
+    """
+    text = value if isinstance(value, str) else str(value)
+    text = "".join(
+        ch if ch in "\n\t" or (ord(ch) >= 32 and not 0x202A <= ord(ch) <= 0x202E
+                                and not 0x2066 <= ord(ch) <= 0x2069 and ord(ch) != 0x7F)
+        else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
+    return html.escape(text, quote=True)
+
+
+STYLE = """<style>
+.mcpnb { font-family: system-ui, sans-serif; font-size: 13px; }
+.mcpnb table { border-collapse: collapse; }
+.mcpnb td, .mcpnb th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
+.mcpnb pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
+.mcpnb .hl { background: #fff3b0; font-weight: 600; }
+.mcpnb .card { border: 1px solid #bbb; border-radius: 6px; padding: 6px; margin: 4px 0; }
+.mcpnb .card h4 { margin: 0 0 4px 0; }
+.mcpnb .yes { color: #176b2c; } .mcpnb .no { color: #888; }
+.mcpnb .finding { color: #a00; }
+</style>"""
+
+
+# -- state diagram ------------------------------------------------------------------------
+
+BOX_W, BOX_H = 120, 36
+
+#: Where each state sits in the diagram (layout only; the edges come from TRANSITIONS).
+STATE_POSITIONS: dict[State, tuple[int, int]] = {
+    State.UNINITIALIZED: (10, 20),
+    State.INITIALIZING: (170, 20),
+    State.INITIALIZED: (330, 20),
+    State.OPERATING: (490, 20),
+    State.SHUTTING_DOWN: (330, 150),
+    State.TERMINATED: (570, 150),
+}
+
+_EDGE_STYLE = {
+    Event.TRANSPORT_CLOSED: 'stroke-dasharray="4 3"',
+    Event.SHUTDOWN: "",
+}
+
+
+def _anchor(state: State, toward: State) -> tuple[float, float]:
+    """Point on ``state``'s box edge facing ``toward`` (centre-to-centre line, clipped)."""
+    x, y = STATE_POSITIONS[state]
+    tx, ty = STATE_POSITIONS[toward]
+    cx, cy = x + BOX_W / 2, y + BOX_H / 2
+    dx, dy = (tx + BOX_W / 2) - cx, (ty + BOX_H / 2) - cy
+    if dx == 0 and dy == 0:
+        return cx, cy
+    scale = min(
+        (BOX_W / 2) / abs(dx) if dx else float("inf"),
+        (BOX_H / 2) / abs(dy) if dy else float("inf"),
+    )
+    return cx + dx * scale, cy + dy * scale
+
+
+def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
+    """The six lifecycle states and every transition of the table.
+
+    ``current`` is filled; edges along ``path`` (the states visited, in order)
+    are drawn bold so the learner sees the route the session took.
+    """
+    taken = set(itertools.pairwise(path))
+    parts = [
+        '<svg xmlns="http://www.w3.org/2000/svg" width="700" height="200" '
+        'viewBox="0 0 700 200" class="mcpnb-state-diagram" role="img" '
+        f'aria-label="MCP lifecycle, current state {esc(current.value)}">',
+        '<defs><marker id="mcpnb-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
+    ]
+    for transition in TRANSITIONS:
+        x1, y1 = _anchor(transition.source, transition.target)
+        x2, y2 = _anchor(transition.target, transition.source)
+        on_path = (transition.source, transition.target) in taken
+        width = 3 if on_path else 1
+        color = "#1f6feb" if on_path else "#999"
+        parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="{color}" stroke-width="{width}" {_EDGE_STYLE.get(transition.event, "")} '
+            f'marker-end="url(#mcpnb-arrow)"><title>{esc(transition.source.value)} → '
+            f'{esc(transition.target.value)}: {esc(transition.event.value)} — '
+            f'{esc(transition.meaning)}</title></line>'
+        )
+    for state, (x, y) in STATE_POSITIONS.items():
+        is_current = state is current
+        visited = state in path
+        fill = "#1f6feb" if is_current else "#dbe9ff" if visited else "#f4f4f4"
+        text_color = "#fff" if is_current else "#222"
+        parts.append(
+            f'<g class="state{" current" if is_current else ""}" data-state="{esc(state.value)}">'
+            f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="8" fill="{fill}" '
+            f'stroke="#444" stroke-width="{2 if is_current else 1}"/>'
+            f'<text x="{x + BOX_W / 2:.0f}" y="{y + BOX_H / 2 + 4:.0f}" text-anchor="middle" '
+            f'font-family="system-ui, sans-serif" font-size="13" fill="{text_color}">'
+            f"{esc(state.value)}</text></g>"
+        )
+    parts.append(
+        '<text x="10" y="120" font-family="system-ui, sans-serif" font-size="11" fill="#666">'
+        "solid: shutdown · dashed: transport closed</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- messages --------------------------------------------------------------------------------
+
+HANDSHAKE_HIGHLIGHTS = frozenset({
+    "protocolVersion", "capabilities", "clientInfo", "serverInfo", "instructions",
+})
+
+
+def pretty_json_html(value: Any, highlight: Iterable[str] = ()) -> str:
+    """Indented JSON, escaped, with lines that start a highlighted key marked."""
+    keys = {f'"{key}":' for key in highlight}
+    lines = []
+    for line in json.dumps(value, indent=2, ensure_ascii=False, default=repr).splitlines():
+        escaped = esc(line)
+        if keys and any(line.lstrip().startswith(key) for key in keys):
+            escaped = f'<span class="hl">{escaped}</span>'
+        lines.append(escaped)
+    return "<pre>" + "\n".join(lines) + "</pre>"
+
+
+def message_card_html(title: str, entry: TranscriptEntry | None,
+                      highlight: Iterable[str] = HANDSHAKE_HIGHLIGHTS) -> str:
+    """One message as a card: title, direction, time, and the pretty JSON."""
+    if entry is None:
+        return (f'<div class="card"><h4>{esc(title)}</h4>'
+                '<span class="no">not sent yet</span></div>')
+    body = (pretty_json_html(entry.message, highlight) if entry.message is not None
+            else f"<pre>{esc(entry.text or '')}</pre>")
+    return (
+        f'<div class="card"><h4>{esc(title)}</h4>'
+        f"<div>{esc(ARROWS[entry.direction])} {esc(entry.kind)} at {entry.time:.3f}s, "
+        f"{entry.size} bytes</div>{body}</div>"
+    )
+
+
+def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
+                 right: str = "Server") -> str:
+    """A sequence diagram of messages between client and server, with times."""
+    messages = [e for e in entries if e.direction in ("send", "recv")]
+    height = 60 + 40 * max(len(messages), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="520" height="{height}" '
+        f'viewBox="0 0 520 {height}" class="mcpnb-sequence" role="img" '
+        f'aria-label="sequence of {len(messages)} messages">',
+        '<defs><marker id="mcpnb-seq-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" fill="#333"/></marker></defs>',
+    ]
+    for x, name in ((80, left), (440, right)):
+        parts.append(
+            f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
+            f'font-size="13" font-weight="600">{esc(name)}</text>'
+            f'<line x1="{x}" y1="28" x2="{x}" y2="{height - 5}" stroke="#888" '
+            'stroke-dasharray="3 3"/>'
+        )
+    for index, entry in enumerate(messages):
+        y = 55 + 40 * index
+        x1, x2 = (80, 440) if entry.direction == "send" else (440, 80)
+        label = " ".join(part for part in (
+            entry.method or entry.kind,
+            f"#{entry.id}" if entry.id is not None else "",
+            f"({entry.kind})" if entry.method and entry.kind not in ("request", "notification")
+            else "",
+        ) if part)
+        parts.append(
+            f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" stroke="#333" '
+            'marker-end="url(#mcpnb-seq-arrow)"/>'
+            f'<text x="260" y="{y - 6}" text-anchor="middle" font-family="system-ui, sans-serif" '
+            f'font-size="12">{esc(label)}</text>'
+            f'<text x="8" y="{y + 4}" font-family="monospace" font-size="10" fill="#666">'
+            f"{entry.time:.3f}s</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- capabilities -------------------------------------------------------------------------------
+
+def _options(value: Any) -> str:
+    if not isinstance(value, dict) or not value:
+        return ""
+    return ", ".join(f"{esc(k)}={esc(json.dumps(v))}" for k, v in sorted(value.items()))
+
+
+def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None,
+                      state: State) -> str:
+    """Capability | client declared | server declared | usable now, plus the version deal."""
+    operating = state is State.OPERATING
+    yes, no = '<span class="yes">yes</span>', '<span class="no">no</span>'
+    rows = []
+    for row in capabilities.table():
+        declared = row["declared"]
+        usable = declared and operating
+        client_cell = (yes if declared else no) if row["side"] == "client" else ""
+        server_cell = (yes if declared else no) if row["side"] == "server" else ""
+        rows.append(
+            f"<tr><td>{esc(row['capability'])}</td><td>{client_cell}</td><td>{server_cell}</td>"
+            f"<td>{yes if usable else no}</td><td>{_options(row['options'])}</td></tr>"
+        )
+    if outcome is None:
+        version = "<p>Version: not negotiated yet.</p>"
+    else:
+        version = (
+            f"<p>Version: offered <b>{esc(outcome.offered)}</b>, server answered "
+            f"<b>{esc(outcome.answered)}</b> → {esc(outcome.outcome)}</p>"
+        )
+    return (
+        f'{STYLE}<div class="mcpnb">{version}<table><tr><th>capability</th><th>client declared'
+        "</th><th>server declared</th><th>usable now</th><th>options</th></tr>"
+        + "".join(rows) + "</table></div>"
+    )
+
+
+# -- transcript ------------------------------------------------------------------------------------
+
+def _preview(entry: TranscriptEntry, limit: int = 160) -> str:
+    if entry.message is not None:
+        text = json.dumps(entry.message, ensure_ascii=False, default=repr)
+    else:
+        text = entry.text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def transcript_rows_html(entries: Sequence[TranscriptEntry]) -> str:
+    """A table of transcript entries (one page of them)."""
+    rows = []
+    for e in entries:
+        note = f'<span class="finding">{esc(e.note)}</span>' if e.note else ""
+        rows.append(
+            f"<tr><td>{e.seq}</td><td>{e.time:.3f}</td><td>{esc(ARROWS[e.direction])}</td>"
+            f"<td>{esc(e.kind)}</td><td>{esc(e.method or '')}</td>"
+            f"<td>{esc('' if e.id is None else e.id)}</td><td>{esc(e.state)}</td>"
+            f"<td>{e.size or ''}</td><td>{note}</td><td><code>{esc(_preview(e))}</code></td></tr>"
+        )
+    return (
+        f'{STYLE}<div class="mcpnb"><table><tr><th>#</th><th>t (s)</th><th></th><th>kind</th>'
+        "<th>method</th><th>id</th><th>state</th><th>bytes</th><th>note</th><th>message</th>"
+        "</tr>" + "".join(rows) + "</table></div>"
+    )
+
+
+def findings_html(findings: Sequence[Any]) -> str:
+    if not findings:
+        return f'{STYLE}<div class="mcpnb">No findings: no rule was seen broken.</div>'
+    rows = "".join(
+        f"<tr><td>{f.time:.3f}</td><td>{esc(f.side)}</td><td>{esc(f.rule.id)}</td>"
+        f"<td>{esc(f.detail)}</td><td><a href=\"{esc(f.rule.url())}\" target=\"_blank\">"
+        f"{esc(f.rule.section)}</a></td></tr>"
+        for f in findings
+    )
+    return (
+        f'{STYLE}<div class="mcpnb"><table><tr><th>t (s)</th><th>side</th><th>rule</th>'
+        f"<th>what happened</th><th>spec</th></tr>{rows}</table></div>"
+    )
+
+
+# -- tool results ----------------------------------------------------------------------------------
+
+def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False) -> str:
+    """Tool output: text, images (only safe raster data URIs), embedded resources."""
+    parts = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(f"<pre>{esc(block.get('text', ''))}</pre>")
+        elif kind == "image" and str(block.get("mimeType", "")) in _SAFE_IMAGE_TYPES:
+            data = "".join(ch for ch in str(block.get("data", ""))
+                           if ch.isalnum() or ch in "+/=")
+            parts.append(f'<img alt="tool image" src="data:{block["mimeType"]};base64,{data}"/>')
+        elif kind == "resource":
+            resource = block.get("resource", {})
+            body = resource.get("text", "(binary)" if "blob" in resource else "")
+            parts.append(f"<div><b>{esc(resource.get('uri', ''))}</b><pre>{esc(body)}</pre></div>")
+        else:
+            parts.append(pretty_json_html(block))
+    status = '<b class="finding">isError: true</b>' if is_error else ""
+    return f'{STYLE}<div class="mcpnb">{status}{"".join(parts)}</div>'
+
+
+# SVG images can carry script; only raster types are inlined.
+_SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

@@ -1,0 +1,392 @@
+"""Live ipywidgets views of a session, fed by its events.
+
+Each widget subscribes to the session's lifecycle transitions and transcript
+and redraws from :mod:`mcp_nb.notebook.render`.  Events arrive on the session's
+loop thread; ipywidgets sends the change to the browser from there (ipykernel's
+iopub channel is thread-safe), so a widget moves while a cell is still waiting.
+
+Every widget also has a short deterministic ``text/plain`` repr (what nbval
+compares) and a static ``text/html`` repr (what nbviewer and GitHub show).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ..client.session import ClientSession
+from ..client.transcript import TranscriptEntry
+from ..protocol.lifecycle import TransitionRecord
+from ..protocol.models import CallToolResult
+from . import render
+
+# Redraw at most this often under a flood of messages.
+_REFRESH_SECONDS = 0.2
+
+
+class _Described:
+    """Mixin: deterministic text/plain and a static HTML fallback in the mime bundle."""
+
+    def describe(self) -> str:  # pragma: no cover - every widget overrides
+        raise NotImplementedError
+
+    def static_html(self) -> str:
+        return render.STYLE + f'<div class="mcpnb">{render.esc(self.describe())}</div>'
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs) or {}  # type: ignore[misc]
+        bundle["text/plain"] = self.describe()
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+
+class _Throttle:
+    """Coalesce bursts of events into one redraw every ``_REFRESH_SECONDS``."""
+
+    def __init__(self, redraw: Callable[[], None]) -> None:
+        self._redraw = redraw
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def poke(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(_REFRESH_SECONDS, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self._timer = None
+        self._redraw()
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self._redraw()
+
+
+class StateDiagram(_Described, w.HTML):
+    """The lifecycle state machine, current state highlighted, path taken in bold."""
+
+    def __init__(self, session: ClientSession) -> None:
+        super().__init__()
+        self._session = session
+        self._redraw()
+        session.on_transition(self._on_transition)
+
+    def _on_transition(self, record: TransitionRecord) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        self.value = render.state_diagram_svg(self._session.state, self._session.lifecycle.path)
+
+    def describe(self) -> str:
+        path = " → ".join(s.value for s in self._session.lifecycle.path)
+        return f"StateDiagram: {self._session.state.value} (path: {path})"
+
+    def static_html(self) -> str:
+        return self.value
+
+
+def _handshake_entries(session: ClientSession) -> tuple[TranscriptEntry | None, ...]:
+    request = response = initialized = None
+    for entry in session.transcript.entries:
+        if entry.direction == "send" and entry.method == "initialize" and request is None:
+            request = entry
+        elif (entry.direction == "recv" and request is not None and entry.id == request.id
+              and response is None):
+            response = entry
+        elif entry.method == "notifications/initialized" and entry.direction == "send":
+            initialized = entry
+            break
+    return request, response, initialized
+
+
+class Handshake(_Described, w.VBox):
+    """The three handshake messages as cards, and their sequence diagram with timings."""
+
+    def __init__(self, session: ClientSession) -> None:
+        super().__init__()
+        self._session = session
+        self._cards = w.HTML()
+        self._sequence = w.HTML()
+        self.children = [self._sequence, self._cards]
+        self._complete = False
+        self._redraw()
+        session.transcript.subscribe(self._on_entry)
+
+    def _on_entry(self, entry: TranscriptEntry) -> None:
+        if not self._complete and entry.direction != "event":
+            self._redraw()
+
+    def _redraw(self) -> None:
+        request, response, initialized = _handshake_entries(self._session)
+        self._complete = initialized is not None
+        titles = ("1. initialize (client → server)", "2. initialize result (server → client)",
+                  "3. notifications/initialized (client → server)")
+        self._cards.value = render.STYLE + '<div class="mcpnb">' + "".join(
+            render.message_card_html(title, entry)
+            for title, entry in zip(titles, (request, response, initialized), strict=True)
+        ) + "</div>"
+        present = [e for e in (request, response, initialized) if e is not None]
+        self._sequence.value = render.sequence_svg(present)
+
+    def describe(self) -> str:
+        request, response, initialized = _handshake_entries(self._session)
+        if request is None:
+            return "Handshake: not started"
+        steps = [f"initialize #{request.id}"]
+        if response is not None:
+            version = (response.message or {}).get("result", {}).get("protocolVersion")
+            steps.append(f"result ({version})" if version else f"{response.kind}")
+        if initialized is not None:
+            steps.append("initialized")
+        return "Handshake: " + " → ".join(steps)
+
+    def static_html(self) -> str:
+        return self._sequence.value + self._cards.value
+
+
+class CapabilitiesView(_Described, w.HTML):
+    """Who declared what, what is usable now, and how the version was settled."""
+
+    def __init__(self, session: ClientSession) -> None:
+        super().__init__()
+        self._session = session
+        self._redraw()
+        session.on_transition(lambda record: self._redraw())
+
+    def _redraw(self) -> None:
+        s = self._session
+        self.value = render.capabilities_html(s.capabilities, s.version_outcome, s.state)
+
+    def describe(self) -> str:
+        s = self._session
+        server = ", ".join(sorted(s.capabilities.server)) or "none yet"
+        client = ", ".join(sorted(s.capabilities.client)) or "none"
+        version = (f"{s.version_outcome.answered} ({s.version_outcome.outcome})"
+                   if s.version_outcome else "not negotiated")
+        return f"Capabilities: server [{server}]; client [{client}]; version {version}"
+
+    def static_html(self) -> str:
+        return self.value
+
+
+class TranscriptView(_Described, w.VBox):
+    """The wire transcript: filterable by direction and method, paged, following the tail."""
+
+    def __init__(self, session: ClientSession, page_size: int = 50) -> None:
+        super().__init__()
+        self._session = session
+        self.page_size = page_size
+        self.page = -1  # -1 follows the last page as messages arrive
+        self.direction = w.Dropdown(options=[("all", ""), ("→ sent", "send"),
+                                             ("← received", "recv"), ("· events", "event")],
+                                    description="direction")
+        self.method = w.Text(placeholder="method, e.g. tools/call", description="method")
+        self.previous = w.Button(description="◀", layout=w.Layout(width="40px"))
+        self.next = w.Button(description="▶", layout=w.Layout(width="40px"))
+        self.position = w.Label()
+        self.table = w.HTML()
+        self.direction.observe(lambda change: self._reset(), names="value")
+        self.method.observe(lambda change: self._reset(), names="value")
+        self.previous.on_click(lambda button: self._turn(-1))
+        self.next.on_click(lambda button: self._turn(+1))
+        self.children = [
+            w.HBox([self.direction, self.method]),
+            w.HBox([self.previous, self.position, self.next]),
+            self.table,
+        ]
+        self._throttle = _Throttle(self._redraw)
+        self._redraw()
+        session.transcript.subscribe(lambda entry: self._throttle.poke())
+
+    def _selected(self) -> list[TranscriptEntry]:
+        direction = self.direction.value or None
+        method = self.method.value.strip() or None
+        entries = self._session.transcript.entries
+        if direction is None and method is None:
+            return entries
+        return [e for e in entries
+                if (direction is None or e.direction == direction)
+                and (method is None or (e.method or "").startswith(method))]
+
+    def _pages(self, count: int) -> int:
+        return max(1, -(-count // self.page_size))
+
+    def _reset(self) -> None:
+        self.page = -1
+        self._redraw()
+
+    def _turn(self, step: int) -> None:
+        pages = self._pages(len(self._selected()))
+        current = pages - 1 if self.page < 0 else self.page
+        self.page = min(max(current + step, 0), pages - 1)
+        if self.page == pages - 1:
+            self.page = -1
+        self._redraw()
+
+    def _redraw(self) -> None:
+        selected = self._selected()
+        pages = self._pages(len(selected))
+        index = pages - 1 if self.page < 0 else min(self.page, pages - 1)
+        chunk = selected[index * self.page_size:(index + 1) * self.page_size]
+        self.table.value = render.transcript_rows_html(chunk)
+        self.position.value = f"page {index + 1}/{pages} · {len(selected)} entries"
+
+    def flush(self) -> None:
+        """Redraw now (tests and the end of a blocking magic)."""
+        self._throttle.flush()
+
+    def describe(self) -> str:
+        entries = self._session.transcript.entries
+        counts = {"send": 0, "recv": 0, "event": 0}
+        for entry in entries:
+            counts[entry.direction] += 1
+        return (f"Transcript: {len(entries)} entries ({counts['send']} sent, "
+                f"{counts['recv']} received, {counts['event']} events)")
+
+    def static_html(self) -> str:
+        return self.table.value
+
+
+class FindingsView(_Described, w.HTML):
+    """Spec violations seen so far, each linked to its section of the spec."""
+
+    def __init__(self, session: ClientSession) -> None:
+        super().__init__()
+        self._session = session
+        self._redraw()
+        session.on_finding(lambda finding: self._redraw())
+
+    def _redraw(self) -> None:
+        self.value = render.findings_html(self._session.findings)
+
+    def describe(self) -> str:
+        rules = [f.rule.id for f in self._session.findings]
+        return f"Findings: {len(rules)}" + (f" ({', '.join(rules)})" if rules else "")
+
+    def static_html(self) -> str:
+        return self.value
+
+
+class SessionView(_Described, w.Tab):
+    """Everything about one session in tabs: lifecycle, handshake, capabilities, wire."""
+
+    def __init__(self, session: ClientSession, name: str = "session") -> None:
+        super().__init__()
+        self._session = session
+        self.name = name
+        self.state_diagram = StateDiagram(session)
+        self.handshake = Handshake(session)
+        self.capabilities = CapabilitiesView(session)
+        self.transcript = TranscriptView(session)
+        self.findings = FindingsView(session)
+        self.children = [self.state_diagram, self.handshake, self.capabilities,
+                         self.transcript, self.findings]
+        for index, title in enumerate(("Lifecycle", "Handshake", "Capabilities", "Transcript",
+                                       "Findings")):
+            self.set_title(index, title)
+
+    def describe(self) -> str:
+        s = self._session
+        version = s.negotiated_version or "no version yet"
+        return (f"McpSession {self.name!r}: {s.state.value}, {version}, "
+                f"{len(s.transcript)} transcript entries, {len(s.findings)} findings")
+
+    def static_html(self) -> str:
+        return (self.state_diagram.static_html() + self.handshake.static_html()
+                + self.capabilities.static_html() + self.findings.static_html())
+
+
+class RequestProgress(_Described, w.HBox):
+    """One in-flight request: progress, elapsed time against its timeout, a Cancel button."""
+
+    def __init__(self, method: str, timeout: float | None) -> None:
+        super().__init__()
+        self.method = method
+        self.timeout = timeout
+        self.request_id: int | None = None
+        self.outcome = "waiting"
+        #: Called with the request id when Cancel is clicked (set by whoever runs the call).
+        self.on_cancel: Callable[[int], Any] | None = None
+        self._started = time.monotonic()
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, description=method[:20])
+        self.elapsed = w.Label()
+        self.cancel_button = w.Button(description="Cancel", button_style="warning")
+        self.cancel_button.on_click(lambda button: self.cancel())
+        self.children = [self.bar, self.elapsed, self.cancel_button]
+        self._tick()
+
+    def sent(self, request_id: int) -> None:
+        """The request is on the wire with this id."""
+        self.request_id = request_id
+
+    def cancel(self) -> None:
+        """What the Cancel button does: cancel the request on the wire."""
+        if self.on_cancel is not None and self.request_id is not None and (
+                self.outcome == "waiting"):
+            self.on_cancel(self.request_id)
+
+    def _tick(self) -> None:
+        elapsed = time.monotonic() - self._started
+        limit = f" / {self.timeout:g}s" if self.timeout else ""
+        self.elapsed.value = f"{elapsed:.1f}s{limit}"
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if total:
+            self.bar.max = float(total)
+            self.bar.value = min(float(progress), float(total))
+        else:  # unknown total: show movement without pretending to know the end
+            self.bar.max = float(progress) + 1.0
+            self.bar.value = float(progress)
+        if message:
+            self.bar.description = message[:20]
+        self._tick()
+
+    def finish(self, outcome: str) -> None:
+        self.outcome = outcome
+        self.cancel_button.disabled = True
+        self.bar.bar_style = "success" if outcome == "done" else "danger"
+        if outcome == "done":
+            self.bar.value = self.bar.max
+        self._tick()
+
+    def describe(self) -> str:
+        ident = f" #{self.request_id}" if self.request_id is not None else ""
+        return f"Request {self.method}{ident}: {self.outcome}"
+
+
+class ToolResultView(_Described, w.HTML):
+    """A tool result: text, images, embedded resources, and isError made obvious."""
+
+    def __init__(self, result: CallToolResult) -> None:
+        super().__init__()
+        self.result = result
+        self.value = render.content_blocks_html(result.content, result.isError)
+
+    def describe(self) -> str:
+        status = "error" if self.result.isError else "ok"
+        text = self.result.text
+        preview = text if len(text) <= 60 else text[:59] + "…"
+        return f"ToolResult ({status}): {preview}"
+
+    def static_html(self) -> str:
+        return self.value
+
+
+__all__ = [
+    "CapabilitiesView", "FindingsView", "Handshake", "RequestProgress", "SessionView",
+    "StateDiagram", "ToolResultView", "TranscriptView",
+]
