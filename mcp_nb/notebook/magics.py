@@ -113,7 +113,9 @@ def build_parser() -> _Parser:
     sub = root.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=_Parser)
 
     def command(name: str, text: str) -> _Parser:
-        return sub.add_parser(name, help=text, description=text)  # type: ignore[return-value]
+        # argparse %-formats help strings (not descriptions): "%mcp" must be escaped there.
+        return sub.add_parser(  # type: ignore[return-value]
+            name, help=text.replace("%", "%%"), description=text)
 
     p = command("connect", "open a session (stdio command, mcpServers config, or the lab server)")
     p.add_argument("name", nargs="?", help="session name (default: derived from the command)")
@@ -121,8 +123,8 @@ def build_parser() -> _Parser:
                    help="after --: the server command and its arguments (no shell is used); "
                         "omit to start the bundled lab server")
     p.add_argument("--step", action="store_true",
-                   help="open without initializing: step through with %%mcp initialize / "
-                        "initialized")
+                   help="open without initializing: step through with %%mcp initialize, "
+                        "%%mcp initialized")
     p.add_argument("--version", help="protocol version to offer (any string, for teaching)")
     p.add_argument("--timeout", type=float, help="default request timeout for this session")
     p.add_argument("--env", action="append", default=[], metavar="K=V",
@@ -244,7 +246,17 @@ class McpMagics(Magics):
         if command == "call" and "{" in rest:
             json_args, rest = _split_json(rest)
         tokens = [command, *shlex.split(rest)]
+        # Everything after a bare "--" is the server's argv, kept verbatim (argparse's
+        # own "--" handling does not survive subcommands).
+        command_argv: list[str] = []
+        if "--" in tokens:
+            cut = tokens.index("--")
+            tokens, command_argv = tokens[:cut], tokens[cut + 1:]
         args = self.parser.parse_args(tokens)
+        if command_argv:
+            if args.command != "connect":
+                raise _Usage("'--' followed by a command is only meaningful for connect")
+            args.target = [*args.target, *command_argv]
         args.json = json_args
         handler = getattr(self, "_cmd_" + args.command.replace("-", "_"))
         return handler(args)
