@@ -11,7 +11,7 @@ import pytest
 from IPython.testing.globalipapp import start_ipython
 
 from mcp_nb.client import Transcript
-from mcp_nb.notebook import magics as loaded_magics
+from mcp_nb.notebook import manager as loaded_magics
 from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.protocol import State
 from mcp_nb.protocol.models import CallToolResult

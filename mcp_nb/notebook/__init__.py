@@ -37,12 +37,15 @@ def unload_ipython_extension(ipython: Any) -> None:
     _magics = None
 
 
-def magics() -> Any:
-    """The loaded :class:`~mcp_nb.notebook.magics.McpMagics` (for Python access to sessions)."""
+def manager() -> Any:
+    """The loaded :class:`~mcp_nb.notebook.magics.McpMagics`: its ``sessions``, ``session()``.
+
+    (Not called ``magics``: that name is the submodule.)
+    """
     if _magics is None:
         raise RuntimeError("mcp_nb is not loaded: run %load_ext mcp_nb first")
     return _magics
 
 
-__all__ = ["BackgroundLoop", "HostedSession", "load_ipython_extension", "magics",
+__all__ = ["BackgroundLoop", "HostedSession", "load_ipython_extension", "manager",
            "unload_ipython_extension"]

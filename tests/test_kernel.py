@@ -1,0 +1,137 @@
+"""A real ipykernel: connect, step through, call, time out, interrupt a waiting cell, shut down.
+
+Driven through jupyter_client (what JupyterLab itself uses), so interrupts are
+real SIGINTs to the kernel's process group and shutdown is a real kernel exit.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+TIMEOUT = 60
+# An expression, evaluated in the kernel, for the current session's ClientSession.
+SESSION = "__import__('mcp_nb.notebook').notebook.manager().session().session"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class Kernel:
+    def __init__(self) -> None:
+        self.manager, self.client = start_new_kernel(kernel_name="python3")
+
+    def execute(self, code: str, *, interrupt_after: float | None = None) -> dict[str, Any]:
+        """Run a cell; collect its reply and outputs (optionally interrupting it)."""
+        msg_id = self.client.execute(code)
+        if interrupt_after is not None:
+            time.sleep(interrupt_after)
+            self.manager.interrupt_kernel()
+        outputs: list[dict[str, Any]] = []
+        while True:
+            msg = self.client.get_iopub_msg(timeout=TIMEOUT)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind = msg["msg_type"]
+            if kind in ("stream", "display_data", "execute_result", "error"):
+                outputs.append({"type": kind, **msg["content"]})
+            if kind == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        reply = self.client.get_shell_msg(timeout=TIMEOUT)
+        return {"status": reply["content"]["status"], "reply": reply["content"],
+                "outputs": outputs}
+
+    def value(self, expression: str) -> str:
+        result = self.execute(f"print({expression})")
+        assert result["status"] == "ok", result
+        return "".join(o["text"] for o in result["outputs"] if o["type"] == "stream").strip()
+
+    def shutdown(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=False)
+
+
+@pytest.fixture
+def kernel():
+    k = Kernel()
+    yield k
+    if k.manager.is_alive():
+        k.shutdown()
+
+
+def _plain(result: dict[str, Any]) -> list[str]:
+    return [o["data"]["text/plain"] for o in result["outputs"]
+            if o["type"] in ("display_data", "execute_result")]
+
+
+def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
+    assert kernel.execute("%load_ext mcp_nb")["status"] == "ok"
+    connected = kernel.execute("%mcp connect --step")
+    assert connected["status"] == "ok"
+    assert _plain(connected) == ["McpSession 'lab': Uninitialized, no version yet, "
+                                 "1 transcript entries, 0 findings"]
+    widget = connected["outputs"][0]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in widget
+    assert "<svg" in widget["text/html"]
+
+    assert _plain(kernel.execute("%mcp initialize")) == [
+        "Handshake: initialize #1 → result (2025-11-25)"]
+    state = _plain(kernel.execute("%mcp initialized"))
+    assert state[0].startswith("StateDiagram: Operating")
+
+    called = kernel.execute("r = %mcp call add a=20 b=22\nr.text")
+    assert called["status"] == "ok"
+    assert _plain(called)[-1] == "'42'"
+
+    timed_out = kernel.execute("%mcp call slow steps=50 interval=0.1 --timeout 0.3")
+    assert timed_out["status"] == "error"
+    assert timed_out["reply"]["ename"] == "McpCellError"
+    assert "RequestTimeout" in timed_out["reply"]["evalue"]
+    # One line, no traceback wall.
+    assert len(timed_out["reply"]["traceback"]) == 1
+
+    server_pid = int(kernel.value(f"{SESSION}.transport.pid"))
+    assert _alive(server_pid)
+
+    interrupted = kernel.execute("%mcp call slow steps=100 interval=0.1", interrupt_after=1.0)
+    assert interrupted["status"] == "error"
+    assert "cancelled" in interrupted["reply"]["evalue"]
+    cancel_ids = kernel.value(
+        f"[e.message['params']['requestId'] for e in "
+        f"{SESSION}.transcript.filter(method='notifications/cancelled')]")
+    assert cancel_ids == "[3, 4]"  # the timeout's and the interrupt's
+    # The session survived the interrupt.
+    assert _plain(kernel.execute("%mcp call echo text=still-here"))[-1] == (
+        "ToolResult (ok): still-here")
+
+    kernel.shutdown()
+    deadline = time.monotonic() + 10
+    while _alive(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(server_pid), "the lab server outlived the kernel"
+
+
+def test_kernel_restart_leaves_no_server_behind(kernel: Kernel) -> None:
+    kernel.execute("%load_ext mcp_nb")
+    kernel.execute(f"%mcp connect stubborn -- {os.sys.executable} -m mcp_nb.lab "
+                   "--ignore-stdin-close --ignore-sigterm")
+    server_pid = int(kernel.value(f"{SESSION}.transport.pid"))
+    assert _alive(server_pid)
+    kernel.manager.restart_kernel(now=True)  # SIGKILL: no atexit runs in the old kernel
+    deadline = time.monotonic() + 10
+    while _alive(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(server_pid), "a server outlived its restarted kernel"
