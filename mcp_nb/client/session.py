@@ -867,6 +867,10 @@ class ClientSession:
                 result = handler(message.params or {})
                 if inspect.isawaitable(result):
                     result = await result
+            except McpError as exc:  # a handler that chose its error code (e.g. user rejected)
+                await self._respond(message.id, message.method,
+                                    error=(exc.code or INTERNAL_ERROR, str(exc)))
+                return
             except Exception as exc:  # a user handler failing must not kill the session
                 await self._respond(message.id, message.method,
                                     error=(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"))

@@ -28,6 +28,7 @@ from ..protocol.errors import McpError
 from ..protocol.models import CallToolResult
 from ..transports.stdio import StdioTransport
 from . import render
+from .forms import ServerRequestInbox, ToolForm
 from .hosted import HostedSession
 from .loop import BackgroundLoop, Interrupted
 from .widgets import (
@@ -134,7 +135,16 @@ def build_parser() -> _Parser:
     p.add_argument("--server", help="which mcpServers entry (default: NAME)")
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
                    help="fault knob for the bundled lab server, e.g. --lab=--ignore-sigterm")
+    for kind in ("sampling", "elicitation"):
+        p.add_argument(f"--{kind}", metavar="form|NAME",
+                       help=f"declare {kind} and answer the server's requests through a form "
+                            f"(a person clicks) or with the Python callable NAME from the "
+                            f"notebook's namespace")
+    p.add_argument("--roots", nargs="+", metavar="PATH_OR_URI",
+                   help="declare roots and answer roots/list with these")
 
+    p = command("form", "a form for calling TOOL, generated from its inputSchema")
+    p.add_argument("tool")
     p = command("initialize", "send initialize (step-through)")
     p.add_argument("--version", help="protocol version to offer")
     p.add_argument("--timeout", type=float)
@@ -309,11 +319,15 @@ class McpMagics(Magics):
             command, env=env, cwd=cwd, stdin_close_grace=self.stdin_close_grace,
             sigterm_grace=self.sigterm_grace, stderr_lines=self.stderr_lines,
         )
+        handlers, inbox = self._server_request_handlers(args)
         hosted = HostedSession.open(
             name, transport, self.loop,
             protocol_version=args.version, timeout=args.timeout or self.default_timeout,
             max_timeout=self.max_timeout, reset_timeout_on_progress=self.reset_timeout_on_progress,
+            **handlers,
         )
+        if inbox is not None:
+            hosted.view.add_tab("Requests", inbox)
         self.sessions[name] = hosted
         self.current = name
         if not args.step:
@@ -322,6 +336,31 @@ class McpMagics(Magics):
             finally:
                 hosted.view.transcript.flush()
         return hosted
+
+    def _server_request_handlers(
+        self, args: argparse.Namespace
+    ) -> tuple[dict[str, Any], ServerRequestInbox | None]:
+        """Handlers (and so declared capabilities) for sampling, elicitation and roots."""
+        handlers: dict[str, Any] = {}
+        inbox = None
+        for kind in ("sampling", "elicitation"):
+            choice = getattr(args, kind)
+            if choice is None:
+                continue
+            if choice == "form":
+                inbox = inbox or ServerRequestInbox(self.loop.call_soon)
+                handlers[f"on_{kind}"] = inbox.handlers()[f"on_{kind}"]
+                continue
+            handler = (self.shell.user_ns if self.shell else {}).get(choice)
+            if not callable(handler):
+                raise McpCellError(f"--{kind} {choice}: no callable named {choice!r} in the "
+                                   f"notebook; define it first or use --{kind} form")
+            handlers[f"on_{kind}"] = handler
+        if args.roots:
+            roots = [{"uri": root if "://" in root else Path(root).resolve().as_uri()}
+                     for root in args.roots]
+            handlers["on_roots"] = lambda params: {"roots": roots}
+        return handlers, inbox
 
     def view(self, name: str | None = None) -> SessionView:
         return self.session(name).view
@@ -389,6 +428,15 @@ class McpMagics(Magics):
         if self.show_widgets:
             display(progress)
         return hosted.run(call())
+
+    def _cmd_form(self, args: argparse.Namespace) -> ToolForm:
+        hosted = self.session()
+        tools = {tool.name: tool for tool in hosted.list_tools()}
+        if args.tool not in tools:
+            raise McpCellError(f"no tool {args.tool!r}; the server has {', '.join(tools)}")
+        tool = tools[args.tool]
+        return ToolForm(tool, lambda arguments: hosted.loop.submit(
+            hosted.session.call_tool(tool.name, arguments)))
 
     def _cmd_resources(self, args: argparse.Namespace) -> Listing:
         resources = self.session().list_resources(**self._options(args))

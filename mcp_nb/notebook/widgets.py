@@ -299,6 +299,11 @@ class SessionView(_Described, w.Tab):
                                        "Findings")):
             self.set_title(index, title)
 
+    def add_tab(self, title: str, widget: w.Widget) -> None:
+        """Append a tab (the server-request inbox, when a person answers requests)."""
+        self.children = [*self.children, widget]
+        self.set_title(len(self.children) - 1, title)
+
     def describe(self) -> str:
         s = self._session
         version = s.negotiated_version or "no version yet"

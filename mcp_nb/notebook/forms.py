@@ -1,0 +1,298 @@
+"""Forms generated from JSON Schema: tool calls, and answers to the server's questions.
+
+:class:`SchemaForm` turns an ``inputSchema`` (or an elicitation's
+``requestedSchema``) into input widgets — string, number, integer, boolean,
+enum, arrays, nested objects, and a raw-JSON box for anything else — and reads
+them back as a JSON value.  :class:`ToolForm` adds a Call button;
+:class:`ServerRequestInbox` lets a person answer ``sampling/createMessage`` and
+``elicitation/create`` by hand.
+
+Button clicks arrive on the kernel's main thread while the session lives on the
+background loop: clicks schedule work on the loop and never block the kernel,
+so further clicks (Cancel, another Call) keep working.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import ipywidgets as w
+
+from ..protocol.errors import McpError
+from ..protocol.models import CallToolResult, Tool
+from . import render
+from .widgets import _Described
+
+_FULL = w.Layout(width="95%")
+# The code the spec's sampling examples use when a person rejects the request.
+USER_REJECTED = -1
+
+
+class _Field:
+    """One schema property: its widget and how to read it back."""
+
+    def __init__(self, name: str, schema: dict[str, Any], required: bool) -> None:
+        self.name = name
+        self.schema = schema if isinstance(schema, dict) else {}
+        self.required = required
+        self.touched = required or "default" in self.schema
+        self.nested: SchemaForm | None = None
+        self.widget = self._build()
+
+    def _label(self) -> str:
+        title = self.schema.get("title") or self.name
+        return f"{title}{' *' if self.required else ''}"
+
+    def _build(self) -> w.Widget:
+        s = self.schema
+        kind = s.get("type")
+        default = s.get("default")
+        label = self._label()
+        style = {"description_width": "initial"}
+        if "enum" in s and isinstance(s["enum"], list) and s["enum"]:
+            options = [(json.dumps(v) if not isinstance(v, str) else v, v) for v in s["enum"]]
+            widget: w.Widget = w.Dropdown(options=options,
+                                          value=default if default in s["enum"] else s["enum"][0],
+                                          description=label, style=style)
+            self.touched = True
+        elif kind == "boolean":
+            widget = w.Checkbox(value=bool(default), description=label, style=style)
+        elif kind == "integer":
+            widget = w.IntText(value=int(default or 0), description=label, style=style)
+        elif kind == "number":
+            widget = w.FloatText(value=float(default or 0), description=label, style=style)
+        elif kind == "string":
+            widget = w.Text(value=str(default or ""), description=label, style=style,
+                            placeholder=s.get("description", "")[:80], layout=_FULL)
+        elif kind == "object" and isinstance(s.get("properties"), dict):
+            self.nested = SchemaForm(s)
+            widget = w.VBox([w.HTML(f"<b>{render.esc(label)}</b>"), self.nested],
+                            layout=w.Layout(border="1px solid #ddd", padding="4px"))
+        elif kind == "array" and (s.get("items") or {}).get("type") in ("string", "number",
+                                                                       "integer"):
+            widget = w.Text(value=", ".join(map(str, default or [])), description=label,
+                            placeholder="comma-separated values", style=style, layout=_FULL)
+        else:  # anything the form can't model: raw JSON, so nothing is out of reach
+            widget = w.Textarea(value=json.dumps(default) if default is not None else "",
+                                description=f"{label} (JSON)", style=style, layout=_FULL)
+        if self.nested is None:
+            widget.tooltip = s.get("description", "")
+            widget.observe(self._touch, names="value")
+        return widget
+
+    def _touch(self, change: Any) -> None:
+        self.touched = True
+
+    @property
+    def present(self) -> bool:
+        """Whether the field goes into the arguments (optional untouched ones don't)."""
+        if self.nested is not None:
+            return self.required or bool(self.nested.value())
+        if not self.touched:
+            return False
+        return not (isinstance(self.widget, (w.Text, w.Textarea)) and not self.widget.value
+                    and not self.required)
+
+    def value(self) -> Any:
+        if self.nested is not None:
+            return self.nested.value()
+        raw = self.widget.value
+        kind = self.schema.get("type")
+        if isinstance(self.widget, w.Textarea):
+            try:
+                return json.loads(raw)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}: not valid JSON ({exc})") from None
+        if kind == "array" and isinstance(self.widget, w.Text):
+            item_type = self.schema.get("items", {}).get("type")
+            items = [part.strip() for part in raw.split(",") if part.strip()]
+            convert: Callable[[str], Any] = {"number": float, "integer": int}.get(item_type, str)
+            try:
+                return [convert(item) for item in items]
+            except ValueError:
+                raise ValueError(f"{self.name}: every item must be a {item_type}") from None
+        if kind == "number" and isinstance(raw, float) and raw.is_integer():
+            return int(raw)  # JSON has one number type: send 2, not 2.0, for a whole number
+        return raw
+
+
+class SchemaForm(w.VBox):
+    """Input widgets for an object schema; :meth:`value` reads them back as a dict."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        super().__init__()
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        required = set(schema.get("required", [])) if isinstance(schema, dict) else set()
+        self.fields = [_Field(name, prop, name in required)
+                       for name, prop in (properties or {}).items()]
+        self.children = [f.widget for f in self.fields]
+
+    def value(self) -> dict[str, Any]:
+        return {f.name: f.value() for f in self.fields if f.present}
+
+    def signature(self) -> str:
+        return ", ".join(
+            f"{f.name}: {f.schema.get('type', 'json')}{'*' if f.required else ''}"
+            for f in self.fields)
+
+
+class ToolForm(_Described, w.VBox):
+    """A form for one tool: fields from its inputSchema, a Call button, the result.
+
+    ``call`` is a function that starts the call without blocking and returns a
+    ``concurrent.futures.Future`` (the hosted session's loop ``submit``).
+    """
+
+    def __init__(self, tool: Tool, call: Callable[[dict[str, Any]], Any]) -> None:
+        super().__init__()
+        self.tool = tool
+        self._call = call
+        self.form = SchemaForm(tool.inputSchema)
+        self.button = w.Button(description="Call", button_style="primary")
+        self.status = w.Label()
+        self.result = w.HTML()
+        self.last_result: CallToolResult | None = None
+        self.button.on_click(lambda button: self.submit())
+        title = render.esc(tool.title or tool.name)
+        description = render.esc(tool.description or "")
+        self.children = [w.HTML(f"<b>{title}</b><br><small>{description}</small>"), self.form,
+                         w.HBox([self.button, self.status]), self.result]
+
+    def submit(self) -> Any:
+        """What the Call button does; returns the future of the call."""
+        try:
+            arguments = self.form.value()
+        except ValueError as exc:
+            self.status.value = f"not sent: {exc}"
+            return None
+        self.status.value = "calling…"
+        self.button.disabled = True
+        future = self._call(arguments)
+        future.add_done_callback(self._show)
+        return future
+
+    def _show(self, future: Any) -> None:
+        self.button.disabled = False
+        try:
+            result: CallToolResult = future.result()
+        except BaseException as exc:  # shown in the form, not raised into the void
+            self.status.value = "failed"
+            self.result.value = (f'{render.STYLE}<div class="mcpnb finding">'
+                                 f"{render.esc(type(exc).__name__)}: {render.esc(exc)}</div>")
+            return
+        self.last_result = result
+        self.status.value = "error result" if result.isError else "done"
+        self.result.value = render.content_blocks_html(result.content, result.isError)
+
+    def describe(self) -> str:
+        return f"ToolForm: {self.tool.name}({self.form.signature()})"
+
+
+class ServerRequestInbox(_Described, w.VBox):
+    """Where a person answers the server's sampling and elicitation requests.
+
+    Install with :meth:`handlers` when the session is created; each incoming
+    request adds a card with the question and Send/Decline buttons.  The
+    session's handler waits (on the loop) until a button is clicked.
+    """
+
+    def __init__(self, call_soon: Callable[..., None]) -> None:
+        super().__init__()
+        self._call_soon = call_soon  # run a callable on the session's loop thread
+        self.answered = 0
+        self.pending: list[_Question] = []
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
+        """``on_sampling`` / ``on_elicitation`` keyword arguments for a ClientSession."""
+        return {"on_sampling": self._sampling, "on_elicitation": self._elicitation}
+
+    async def _ask(self, question: _Question) -> dict[str, Any]:
+        self.pending.append(question)
+        self.children = [*self.children, question]
+        await question.answered.wait()
+        self.pending.remove(question)
+        self.answered += 1
+        if isinstance(question.answer, Exception):
+            raise question.answer
+        assert question.answer is not None
+        return question.answer
+
+    async def _sampling(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._ask(_SamplingQuestion(params, self._call_soon))
+
+    async def _elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._ask(_ElicitationQuestion(params, self._call_soon))
+
+    def describe(self) -> str:
+        return f"Inbox: {len(self.pending)} waiting, {self.answered} answered"
+
+
+class _Question(w.VBox):
+    """One server→client request waiting for a person."""
+
+    def __init__(self, call_soon: Callable[..., None]) -> None:
+        super().__init__(layout=w.Layout(border="1px solid #bbb", padding="4px"))
+        self.answered = anyio.Event()  # created on the loop thread (handlers run there)
+        self.answer: dict[str, Any] | Exception | None = None
+        self._call_soon = call_soon
+
+    def _reply(self, answer: dict[str, Any] | Exception) -> None:
+        """Called on the kernel thread by a button: hand the answer to the loop."""
+        for child in self.children:
+            if isinstance(child, w.HBox):
+                for button in child.children:
+                    button.disabled = True
+
+        def deliver() -> None:
+            self.answer = answer
+            self.answered.set()
+
+        self._call_soon(deliver)
+
+
+class _SamplingQuestion(_Question):
+    def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
+        super().__init__(call_soon)
+        shown = "\n".join(
+            f"{m.get('role', '?')}: {m.get('content', {}).get('text', json.dumps(m))}"
+            for m in params.get("messages", []))
+        self.reply = w.Textarea(placeholder="the reply the server will receive", layout=_FULL)
+        self.model = w.Text(value="a person", description="model")
+        send = w.Button(description="Send", button_style="success")
+        decline = w.Button(description="Decline", button_style="danger")
+        send.on_click(lambda b: self._reply({
+            "role": "assistant", "model": self.model.value,
+            "content": {"type": "text", "text": self.reply.value}}))
+        decline.on_click(lambda b: self._reply(_Declined("the user declined to sample")))
+        self.children = [w.HTML(f"<b>sampling/createMessage</b><pre>{render.esc(shown)}</pre>"),
+                         self.reply, self.model, w.HBox([send, decline])]
+
+
+class _ElicitationQuestion(_Question):
+    def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
+        super().__init__(call_soon)
+        self.form = SchemaForm(params.get("requestedSchema", {}))
+        buttons = []
+        for action, style in (("accept", "success"), ("decline", "warning"),
+                              ("cancel", "danger")):
+            button = w.Button(description=action.capitalize(), button_style=style)
+            button.on_click(lambda b, action=action: self._act(action))
+            buttons.append(button)
+        self.children = [
+            w.HTML(f"<b>elicitation/create</b><pre>{render.esc(params.get('message', ''))}</pre>"),
+            self.form, w.HBox(buttons)]
+
+    def _act(self, action: str) -> None:
+        answer: dict[str, Any] = {"action": action}
+        if action == "accept":
+            answer["content"] = self.form.value()
+        self._reply(answer)
+
+
+class _Declined(McpError):
+    """A person declined; the session answers the server with this error code."""
+
+    code = USER_REJECTED
