@@ -1,0 +1,149 @@
+"""Widgets through their models and renderers: drawn from the core's data, escaped, live."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import anyio
+import pytest
+from support import lab_session
+
+from mcp_nb.client import ClientSession, lab_command
+from mcp_nb.notebook import render
+from mcp_nb.notebook.widgets import (
+    CapabilitiesView,
+    Handshake,
+    SessionView,
+    StateDiagram,
+    ToolResultView,
+    TranscriptView,
+)
+from mcp_nb.protocol import TRANSITIONS, State
+from mcp_nb.protocol.models import CallToolResult
+from mcp_nb.transports import StdioTransport
+
+
+def unopened() -> ClientSession:
+    return ClientSession(StdioTransport(lab_command()))
+
+
+def test_state_diagram_draws_every_transition_of_the_table() -> None:
+    svg = render.state_diagram_svg(State.UNINITIALIZED, [State.UNINITIALIZED])
+    assert svg.count("<line ") == len(TRANSITIONS)
+    for transition in TRANSITIONS:
+        assert f"{transition.source.value} → {transition.target.value}" in svg
+    states = re.findall(r'data-state="([A-Za-z]+)"', svg)
+    assert states == [s.value for s in State]
+    assert re.search(r'class="state current" data-state="Uninitialized"', svg)
+
+
+def test_state_diagram_marks_the_path_taken() -> None:
+    path = [State.UNINITIALIZED, State.INITIALIZING, State.SHUTTING_DOWN, State.TERMINATED]
+    svg = render.state_diagram_svg(State.TERMINATED, path)
+    assert svg.count('stroke-width="3"') == 3  # three edges walked
+    assert 'class="state current" data-state="Terminated"' in svg
+
+
+def test_escaping_neutralises_markup_quotes_and_direction_overrides() -> None:
+    hostile = '<script>alert(1)</script> "q" \'s\' & \u202e\x00'
+    escaped = render.esc(hostile)
+    assert "<" not in escaped and '"' not in escaped and "'" not in escaped
+    assert "\u202e" not in escaped and "\x00" not in escaped
+    assert "\\u202e" in escaped and "&amp;" in escaped
+    assert render.esc("line\nbreak\ttab") == "line\nbreak\ttab"
+
+
+def test_tool_output_images_only_inline_raster_types() -> None:
+    blocks = [
+        {"type": "text", "text": "<b>x</b>"},
+        {"type": "image", "mimeType": "image/png", "data": "iVBOR\"><script>"},
+        {"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zz4="},
+        {"type": "resource", "resource": {"uri": "lab://<x>", "text": "<y>"}},
+    ]
+    html = render.content_blocks_html(blocks, is_error=True)
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+    assert 'src="data:image/png;base64,iVBORscript"' in html  # stray characters dropped
+    assert "image/svg+xml" in html and "data:image/svg" not in html  # shown as JSON only
+    assert "lab://&lt;x&gt;" in html and "isError: true" in html
+    view = ToolResultView(CallToolResult(content=blocks, isError=True))
+    assert repr(view) == "ToolResult (error): <b>x</b>"
+
+
+def test_transcript_view_pages_ten_thousand_entries() -> None:
+    session = unopened()
+    for index in range(10_000):
+        session.transcript.add(index / 1000, "send" if index % 2 else "recv", "request",
+                               "Operating", size=40, method=f"m/{index % 7}", id=index,
+                               message={"jsonrpc": "2.0", "id": index, "method": "x"})
+    view = TranscriptView(session, page_size=50)
+    view.flush()
+    assert view.position.value == "page 200/200 · 10000 entries"
+    assert view.table.value.count("<tr>") == 51  # header + one page
+    started = time.perf_counter()
+    view._turn(-1)
+    assert view.position.value == "page 199/200 · 10000 entries"
+    view.method.value = "m/3"
+    assert view.position.value.endswith("1429 entries")
+    view.direction.value = "send"
+    assert repr(view) == ("Transcript: 10000 entries (5000 sent, 5000 received, 0 events)")
+    # Rendering a page must not grow with the transcript: it stays one page of HTML.
+    assert len(view.table.value) < 60_000
+    assert time.perf_counter() - started < 30  # sanity bound only, not a benchmark
+
+
+@pytest.mark.anyio
+async def test_views_move_live_through_the_lifecycle_and_a_crash() -> None:
+    transport = StdioTransport(lab_command("--crash-after", "4"))
+    session = ClientSession(transport)
+    view = SessionView(session, "crashy")
+    diagram, handshake, capabilities = view.state_diagram, view.handshake, view.capabilities
+    assert repr(diagram) == "StateDiagram: Uninitialized (path: Uninitialized)"
+    assert repr(handshake) == "Handshake: not started"
+    async with session:
+        await session.initialize()
+        assert 'class="state current" data-state="Initialized"' in diagram.value
+        assert repr(handshake) == "Handshake: initialize #1 → result (2025-11-25)"
+        await session.send_initialized()
+        assert repr(handshake) == "Handshake: initialize #1 → result (2025-11-25) → initialized"
+        assert "protocolVersion" in handshake.static_html()
+        assert 'class="hl"' in handshake.static_html()
+        assert "agreed" in capabilities.value
+        await session.ping()
+        with pytest.raises(Exception, match="exit code 3"):
+            await session.ping()
+        assert 'class="state current" data-state="Terminated"' in diagram.value
+    assert repr(diagram).startswith("StateDiagram: Terminated (path: Uninitialized")
+    assert repr(view) == ("McpSession 'crashy': Terminated, 2025-11-25, "
+                          f"{len(session.transcript)} transcript entries, 0 findings")
+    bundle = diagram._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(diagram) and bundle["text/html"].startswith("<svg")
+
+
+@pytest.mark.anyio
+async def test_transcript_and_capabilities_update_while_the_session_runs() -> None:
+    async with lab_session(connect=False) as session:
+        transcript = TranscriptView(session)
+        capabilities = CapabilitiesView(session)
+        assert "not negotiated" in repr(capabilities)
+        await session.connect()
+        await session.call_tool("echo", {"text": "live"})
+        with anyio.fail_after(5):
+            while "tools/call" not in transcript.table.value:
+                await anyio.sleep(0.05)  # the throttled redraw happens by itself
+        assert repr(capabilities).startswith(
+            "Capabilities: server [completions, logging, prompts, resources, tools]")
+        assert "usable now" in capabilities.value
+
+
+def test_static_html_of_the_handshake_escapes_server_text() -> None:
+    session = unopened()
+    session.transcript.add(0.0, "send", "request", "Initializing", method="initialize", id=1,
+                           message={"jsonrpc": "2.0", "id": 1, "method": "initialize"})
+    session.transcript.add(0.01, "recv", "response", "Initializing", method="initialize", id=1,
+                           message={"jsonrpc": "2.0", "id": 1, "result": {
+                               "protocolVersion": "2025-11-25",
+                               "instructions": "<img src=x onerror=alert(1)>"}})
+    html = Handshake(session).static_html()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert StateDiagram(session).static_html().startswith("<svg")
