@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -251,18 +252,18 @@ def test_hostile_strings_are_escaped_in_every_view(mcp) -> None:
 
 
 def test_unload_shuts_every_session_down(ip) -> None:
-    # A fresh load/unload cycle of its own: the module fixture's extension stays loaded.
     manager = loaded_magics()
-    hosted = ip.run_line_magic("mcp", f"connect doomed -- {LAB} --ignore-stdin-close")
-    pid = hosted.session.transport.pid
-    manager.sigterm_grace = 0.3
-    hosted.session.transport.stdin_close_grace = 0.3
-    ip.run_line_magic("mcp", "shutdown --all")
-    assert hosted.session.state is State.TERMINATED
-    assert "SIGTERM" in [e.kind for e in hosted.session.transcript.events()]
-    with pytest.raises(ProcessLookupError):
-        import os
-
-        os.kill(pid, 0)
-    manager.sessions.clear()
-    manager.current = None
+    manager.stdin_close_grace = manager.sigterm_grace = 0.3
+    try:
+        hosted = ip.run_line_magic("mcp", f"connect doomed -- {LAB} --ignore-stdin-close")
+        pid = hosted.session.transport.pid
+        ip.run_line_magic("unload_ext", "mcp_nb")
+        assert hosted.session.state is State.TERMINATED
+        assert "SIGTERM" in [e.kind for e in hosted.session.transcript.events()]
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        assert not manager.loop.running
+        with pytest.raises(RuntimeError, match="not loaded"):
+            loaded_magics()
+    finally:
+        ip.run_line_magic("load_ext", "mcp_nb")  # the module's other tests expect it
