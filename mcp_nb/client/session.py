@@ -936,7 +936,9 @@ class ClientSession:
                     "shutting down"))
             self._pending.clear()
             await self.transport.close()
-            self.lifecycle.fire(Event.TRANSPORT_CLOSED, "transport closed by the client")
+            # The reader may have seen the server exit first and finished the lifecycle.
+            if self.state is not State.TERMINATED:
+                self.lifecycle.fire(Event.TRANSPORT_CLOSED, "transport closed by the client")
             self._terminated.set()
 
     async def aclose(self) -> None:
