@@ -95,8 +95,10 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
         '<svg xmlns="http://www.w3.org/2000/svg" width="700" height="200" '
         'viewBox="0 0 700 200" class="mcpnb-state-diagram" role="img" '
         f'aria-label="MCP lifecycle, current state {esc(current.value)}">',
+        # userSpaceOnUse: arrowheads keep their size on the bold (path-taken) edges.
         '<defs><marker id="mcpnb-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        'markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" '
+        'orient="auto-start-reverse">'
         '<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
     ]
     for transition in TRANSITIONS:
