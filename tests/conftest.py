@@ -9,3 +9,19 @@ import pytest
 def anyio_backend() -> str:
     # Jupyter runs asyncio; that is the backend that matters.
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def ip():
+    """The one IPython shell of the test process, with mcp_nb loaded.
+
+    IPython's test shell is a process-wide singleton (start_ipython() returns None
+    the second time), so every module shares it through this fixture.
+    """
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    # A terminal shell shows only text; a kernel also sends HTML, as here.
+    shell.display_formatter.formatters["text/html"].enabled = True
+    shell.run_line_magic("load_ext", "mcp_nb")
+    return shell

@@ -7,7 +7,6 @@ import time
 
 import ipywidgets as w
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 from mcp_nb.notebook import manager
 from mcp_nb.notebook.forms import SchemaForm
@@ -69,15 +68,12 @@ def test_bad_input_names_the_field() -> None:
         form.value()
 
 
-@pytest.fixture(scope="module")
-def mcp():
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "mcp_nb")
-
+@pytest.fixture
+def mcp(ip):
     def run(line: str):
-        return shell.run_line_magic("mcp", line)
+        return ip.run_line_magic("mcp", line)
 
-    run.shell = shell  # type: ignore[attr-defined]
+    run.shell = ip  # type: ignore[attr-defined]
     yield run
     magics = manager()
     for hosted in list(magics.sessions.values()):

@@ -3,5 +3,6 @@
 Run it with ``python -m mcp_nb.lab`` (``--help`` lists the knobs).  Each knob
 breaks one protocol rule on purpose, so a client's handling of that fault can be
 watched and tested.  :class:`mcp_nb.lab.server.LabSession` is the transport-free
-protocol engine; :func:`mcp_nb.lab.server.serve_stdio` runs it over stdio.
+protocol engine; :func:`mcp_nb.lab.server.serve_stdio` runs it over stdio and
+:func:`mcp_nb.lab.http.serve_http` over Streamable HTTP (``--http``).
 """

@@ -1,17 +1,23 @@
-"""``python -m mcp_nb.lab``: run the lab server over stdio."""
+"""``python -m mcp_nb.lab``: run the lab server over stdio, or over HTTP with ``--http``."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 
-from mcp_nb.lab.knobs import parse_knobs
+from mcp_nb.lab.knobs import parse_command_line
 from mcp_nb.lab.server import serve_stdio
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the fault knobs and serve stdin/stdout until the session ends."""
-    return serve_stdio(parse_knobs(argv))
+    """Parse the flags and serve until the session (stdio) or the server (HTTP) ends."""
+    knobs, http = parse_command_line(argv)
+    if http is None:
+        return serve_stdio(knobs)
+    # Imported only here: stdio sessions need neither h11 nor anyio's sockets.
+    from mcp_nb.lab.http import serve_http
+
+    return serve_http(knobs, http)
 
 
 if __name__ == "__main__":

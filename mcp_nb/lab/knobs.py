@@ -4,6 +4,10 @@ The server is well behaved by default.  Each knob switches on one specific
 misbehaviour so a client author can watch their client cope (or not) with it.
 The help text of every flag says what it does and which rule it breaks, so
 ``python -m mcp_nb.lab --help`` doubles as the lesson plan.
+
+Protocol knobs work over every transport (they live in the session); process
+knobs (signals, exiting, crashing) too; the stdio-only and HTTP-only knobs are
+refused with the other transport rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ class Knobs:
     never_answer: frozenset[str] = field(default_factory=frozenset)
     hostile_strings: bool = False
     stderr_chatter: int = 0
+    # HTTP only
+    drop_stream_after: int | None = None
+    expire_session_after: int | None = None
+    no_delete: bool = False
+    no_get_stream: bool = False
+    require_header: tuple[str, str] | None = None
 
     def never_answers(self, method: str) -> bool:
         """True if requests for ``method`` are to be swallowed without a response.
@@ -49,6 +59,38 @@ class Knobs:
         if method in self.never_answer:
             return True
         return "*" in self.never_answer and method != "initialize"
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Where and how to serve over HTTP (not faults: the shape of the server)."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    #: Also serve the legacy HTTP+SSE endpoints (GET /sse, POST /messages).
+    legacy_sse: bool = False
+
+
+#: Knobs that only make sense with one transport: (attribute, flag).
+_STDIO_ONLY = (
+    ("ignore_stdin_close", "--ignore-stdin-close"),
+    ("garbage_stdout", "--garbage-stdout"),
+)
+_HTTP_ONLY = (
+    ("drop_stream_after", "--drop-stream-after"),
+    ("expire_session_after", "--expire-session-after"),
+    ("no_delete", "--no-delete"),
+    ("no_get_stream", "--no-get-stream"),
+    ("require_header", "--require-header"),
+)
+
+
+def _header(text: str) -> tuple[str, str]:
+    """Parse ``'Name: value'`` (the form curl's -H takes)."""
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip() or not value.strip() or " " in name.strip():
+        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
 
 
 def _version_list(text: str) -> tuple[str, ...]:
@@ -78,10 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m mcp_nb.lab",
         description=(
-            "mcp_nb lab server: a small MCP server over stdio (newline-delimited JSON-RPC). "
-            "It behaves well by default; each flag below breaks one rule on purpose so a "
-            "client's handling of that fault can be observed."
+            "mcp_nb lab server: a small MCP server over stdio (newline-delimited JSON-RPC) or, "
+            "with --http, over Streamable HTTP. It behaves well by default; each fault knob "
+            "below breaks one rule on purpose so a client's handling of that fault can be "
+            "observed."
         ),
+    )
+    serving = parser.add_argument_group("transport")
+    serving.add_argument(
+        "--http",
+        action="store_true",
+        help="Serve Streamable HTTP at /mcp instead of stdio; the first line on stdout is "
+        "'mcp_nb lab server listening on URL'. Sessions are keyed by Mcp-Session-Id, and "
+        "requests with a non-localhost Origin get 403.",
+    )
+    serving.add_argument(
+        "--sse",
+        action="store_true",
+        help="Also serve the legacy HTTP+SSE transport of 2024-11-05 (GET /sse, then POST "
+        "/messages?session_id=ID); implies --http.",
+    )
+    serving.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="Address to listen on (default 127.0.0.1: a local server should not be reachable "
+        "from the network).",
+    )
+    serving.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="Port to listen on (default 0: any free port, printed on stdout).",
     )
     add = parser.add_argument
     add(
@@ -144,8 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--crash-after",
         metavar="N",
         type=_at_least(int, 1),
-        help="Exit abruptly with code 3 on receiving the Nth line from the client; teaches "
-        "that a server can die mid-session and the client must fail pending requests.",
+        help="Exit abruptly with code 3 on receiving the Nth message from the client (a line "
+        "on stdio, a POST over HTTP); teaches that a server can die mid-session and the client "
+        "must fail pending requests.",
     )
     add(
         "--exit-after",
@@ -197,12 +267,64 @@ def build_parser() -> argparse.ArgumentParser:
         help="Write N lines to stderr at startup, before reading stdin; teaches that a client "
         "must drain the server's stderr or the server blocks on a full pipe.",
     )
+    http = parser.add_argument_group("HTTP fault knobs (with --http)")
+    http.add_argument(
+        "--drop-stream-after",
+        metavar="N",
+        type=_at_least(int, 1),
+        help="Cut the connection of a request's SSE stream after N messages when more are to "
+        "come, having sent 'retry: 250'. Events carry ids, so the client can resume with GET + "
+        "Last-Event-ID; teaches stream resumption and honouring the retry field.",
+    )
+    http.add_argument(
+        "--expire-session-after",
+        metavar="N",
+        type=_at_least(int, 1),
+        help="Forget a session after N POSTs (initialize included): later requests carrying its "
+        "Mcp-Session-Id get 404; teaches that a client must then start a new session.",
+    )
+    http.add_argument(
+        "--no-delete",
+        action="store_true",
+        help="Answer DELETE with 405 Method Not Allowed; teaches that a server may refuse to let "
+        "clients end sessions, and that the client must cope.",
+    )
+    http.add_argument(
+        "--no-get-stream",
+        action="store_true",
+        help="Answer GET /mcp with 405 (resuming with Last-Event-ID still works), so the server "
+        "can only talk on POST responses; teaches that the GET stream is optional.",
+    )
+    http.add_argument(
+        "--require-header",
+        metavar="'NAME: VALUE'",
+        type=_header,
+        help="Answer 401 to every request without exactly this header (e.g. 'Authorization: "
+        "Bearer s3cret'); teaches sending credentials, and keeping them out of transcripts.",
+    )
     return parser
 
 
-def parse_knobs(argv: Sequence[str] | None = None) -> Knobs:
-    """Parse command-line arguments (default: ``sys.argv[1:]``) into :class:`Knobs`."""
-    ns = build_parser().parse_args(argv)
+def parse_command_line(argv: Sequence[str] | None = None) -> tuple[Knobs, HttpOptions | None]:
+    """Parse ``argv`` (default: ``sys.argv[1:]``): the knobs, and HTTP options unless stdio.
+
+    Knobs that belong to the other transport are refused, so a flag never
+    silently does nothing.
+    """
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    knobs = _knobs(ns)
+    http = ns.http or ns.sse
+    wrong = _STDIO_ONLY if http else _HTTP_ONLY
+    for attribute, flag in wrong:
+        if getattr(knobs, attribute) not in (None, False):
+            parser.error(f"{flag} is for the {'stdio' if http else 'HTTP (--http)'} transport")
+    if not http:
+        return knobs, None
+    return knobs, HttpOptions(host=ns.host, port=ns.port, legacy_sse=ns.sse)
+
+
+def _knobs(ns: argparse.Namespace) -> Knobs:
     return Knobs(
         answer_version=ns.answer_version,
         supported_versions=ns.supported_versions,
@@ -220,4 +342,9 @@ def parse_knobs(argv: Sequence[str] | None = None) -> Knobs:
         never_answer=frozenset(ns.never_answer),
         hostile_strings=ns.hostile_strings,
         stderr_chatter=ns.stderr_chatter,
+        drop_stream_after=ns.drop_stream_after,
+        expire_session_after=ns.expire_session_after,
+        no_delete=ns.no_delete,
+        no_get_stream=ns.no_get_stream,
+        require_header=ns.require_header,
     )

@@ -743,6 +743,42 @@ _GARBAGE = b"lab server banner: not JSON\n"
 _EOF_GRACE = 1.0
 
 
+def encode_message(message: Message) -> bytes:
+    """Compact UTF-8 JSON without raw newlines (stdio lines and SSE data lines alike)."""
+    try:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
+        return json.dumps(message, separators=(",", ":")).encode()
+
+
+def prepare_process(knobs: Knobs) -> None:
+    """Process-level knobs every transport honours, applied before serving starts."""
+    if knobs.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for number in range(1, knobs.stderr_chatter + 1):
+        diag(f"chatter {number} of {knobs.stderr_chatter} (--stderr-chatter)")
+
+
+def arrange_exits(knobs: Knobs, stop: Callable[[str], None]) -> None:
+    """Call ``stop(reason)`` on SIGTERM (unless ignored) and after --exit-after."""
+    loop = asyncio.get_running_loop()
+    if not knobs.ignore_sigterm:
+        # On Windows this is not implemented and the default SIGTERM handling stays.
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGTERM, stop, "SIGTERM received; exiting")
+    if knobs.exit_after is not None:
+        loop.call_later(
+            knobs.exit_after, stop, f"exiting on my own after {knobs.exit_after:g} s (--exit-after)"
+        )
+
+
+def crash_if_due(knobs: Knobs, received: int) -> None:
+    """The --crash-after knob: die abruptly on the Nth message, without any cleanup."""
+    if knobs.crash_after is not None and received >= knobs.crash_after:
+        diag(f"crashing on purpose after {received} messages (--crash-after)")
+        os._exit(3)
+
+
 class _StdoutWriter:
     """Writes one JSON message per line to stdout; used from the loop thread only."""
 
@@ -757,10 +793,7 @@ class _StdoutWriter:
             self._write(_GARBAGE)
 
     def send(self, message: Message) -> None:
-        try:
-            data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-        except UnicodeEncodeError:  # lone surrogates survive only as \u escapes
-            data = json.dumps(message, separators=(",", ":")).encode()
+        data = encode_message(message)
         if self._garbage and "method" not in message:  # a response
             data = _GARBAGE + data
         self._write(data + b"\n")
@@ -802,16 +835,7 @@ async def _serve_stdio(knobs: Knobs) -> int:
     inbox: asyncio.Queue[bytes | str | None] = asyncio.Queue()
     writer = _StdoutWriter(knobs.garbage_stdout)
     session = LabSession(knobs, writer.send)
-    if not knobs.ignore_sigterm:
-        # On Windows this is not implemented and the default SIGTERM handling stays.
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signal.SIGTERM, inbox.put_nowait, "SIGTERM received; exiting")
-    if knobs.exit_after is not None:
-        loop.call_later(
-            knobs.exit_after,
-            inbox.put_nowait,
-            f"exiting on my own after {knobs.exit_after:g} s (--exit-after)",
-        )
+    arrange_exits(knobs, inbox.put_nowait)
     threading.Thread(target=_read_stdin, args=(loop, inbox), name="lab-stdin", daemon=True).start()
     writer.banner()
     diag(f"mcp_nb lab server ready (pid {os.getpid()})")
@@ -821,9 +845,7 @@ async def _serve_stdio(knobs: Knobs) -> int:
         item = await inbox.get()
         if isinstance(item, bytes):
             received += 1
-            if knobs.crash_after is not None and received >= knobs.crash_after:
-                diag(f"crashing on purpose after {received} messages (--crash-after)")
-                os._exit(3)
+            crash_if_due(knobs, received)
             if item.strip():
                 session.receive_json(item)
         elif item is None and knobs.ignore_stdin_close:
@@ -841,8 +863,5 @@ async def _serve_stdio(knobs: Knobs) -> int:
 
 def serve_stdio(knobs: Knobs) -> int:
     """Serve one session over this process's stdin/stdout; returns the exit code."""
-    if knobs.ignore_sigterm:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    for number in range(1, knobs.stderr_chatter + 1):
-        diag(f"chatter {number} of {knobs.stderr_chatter} (--stderr-chatter)")
+    prepare_process(knobs)
     return asyncio.run(_serve_stdio(knobs))

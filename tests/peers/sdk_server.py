@@ -2,9 +2,15 @@
 
 It is a peer no one here wrote the protocol code of: if mcp_nb and the SDK
 disagree about the wire, these tests say so.
+
+``python sdk_server.py`` serves stdio; ``python sdk_server.py streamable-http
+[--json-response]`` and ``python sdk_server.py sse`` serve HTTP on 127.0.0.1, on a
+free port that uvicorn announces on stderr ("Uvicorn running on http://…").
 """
 
 from __future__ import annotations
+
+import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -28,4 +34,10 @@ async def count(steps: int, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if transport == "streamable-http":
+        server.run(transport, host="127.0.0.1", port=0, json_response="--json-response" in sys.argv)
+    elif transport == "sse":
+        server.run(transport, host="127.0.0.1", port=0)
+    else:
+        server.run("stdio")

@@ -1,0 +1,467 @@
+"""What the two HTTP transports share: one httpx client, ordered POSTs, one inbox, honest events.
+
+Streamable HTTP (:mod:`.streamable_http`) and the legacy HTTP+SSE transport
+(:mod:`.sse`) differ in where messages go and where they come from, not in how a
+message leaves, how a frame reaches the session, or what the transcript says
+about the HTTP underneath.  Those parts live here:
+
+* **Order.**  :meth:`HttpTransportBase.send` only queues the frame.  One sender
+  task POSTs the frames in the order the session sent them, each as soon as the
+  previous POST's body is on the wire (httpcore's ``trace`` extension says when),
+  while the responses are read by separate tasks.  So ``notifications/cancelled``
+  never overtakes the request it cancels, and a long SSE response never holds up
+  the next message.
+* **One inbox.**  Frames from every response and stream go into one memory
+  stream, so the session's single reader sees them in arrival order.  A fatal
+  error travels the same queue, behind the frames that came before it.
+* **Events.**  Every HTTP exchange becomes one transcript event: method, path,
+  the headers that matter, status.  Headers the caller supplied are shown as
+  ``Name: <redacted>``: transcripts are made to be shared, credentials are not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+from anyio.abc import TaskGroup, TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..protocol.versions import VERSIONS
+from .base import Emit, TransportClosed, TransportEvent
+
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+
+#: ``read=None``: an SSE stream may stay quiet for minutes, and how long to wait
+#: for an answer is the session's decision (request timeouts), not the socket's.
+DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=None)
+
+REDACTED = "<redacted>"
+_BODY_EXCERPT = 300
+
+
+def abbreviate(value: str, keep: int = 8) -> str:
+    """Shorten a session id for display; the whole value is noise in a transcript line."""
+    return value if len(value) <= keep + 1 else value[:keep] + "…"
+
+
+def path_of(url: str | httpx.URL) -> str:
+    """``/mcp?x=1`` for ``http://host:port/mcp?x=1``: enough to tell endpoints apart."""
+    parsed = httpx.URL(url)
+    query = parsed.query.decode()
+    return parsed.path + (f"?{query}" if query else "")
+
+
+def content_type(response: httpx.Response) -> str:
+    """The media type alone, lower-cased (``text/event-stream; charset=utf-8`` → the first part)."""
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+def excerpt(body: bytes) -> str:
+    """The start of a response body, readable in one transcript line."""
+    text = body.decode("utf-8", "replace").strip().replace("\n", " ")
+    return text if len(text) <= _BODY_EXCERPT else text[:_BODY_EXCERPT] + "…"
+
+
+def json_rpc_message(body: bytes | str) -> dict[str, Any] | None:
+    """The body as a JSON-RPC message object, or None if it is something else."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
+        return message
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One frame the session sent, read just far enough to route it over HTTP.
+
+    HTTP cannot stay as ignorant of JSON-RPC as stdio: a request is answered on
+    its own POST's response, a notification gets 202, and a cancellation tells the
+    transport to stop resuming the cancelled request's stream.
+    """
+
+    frame: bytes
+    kind: str  # "request", "notification", "response" or "other" (a batch, say)
+    id: str | int | None = None
+    method: str | None = None
+    #: For ``notifications/cancelled``: the id of the request it cancels.
+    cancels: str | int | None = None
+
+    @classmethod
+    def read(cls, frame: bytes) -> Outgoing:
+        try:
+            message = json.loads(frame)
+        except ValueError:
+            return cls(frame, "other")
+        if not isinstance(message, dict):
+            return cls(frame, "other")
+        method, message_id = message.get("method"), message.get("id")
+        if method is None:
+            return cls(frame, "response", message_id)
+        if "id" in message:
+            return cls(frame, "request", message_id, method)
+        params = message.get("params")
+        cancels = (params.get("requestId") if method == "notifications/cancelled"
+                   and isinstance(params, dict) else None)
+        return cls(frame, "notification", None, method, cancels)
+
+    @property
+    def label(self) -> str:
+        """E.g. ``request tools/call #3``, ``notification notifications/initialized``."""
+        parts = [self.kind]
+        if self.method:
+            parts.append(self.method)
+        if self.id is not None:
+            parts.append(f"#{self.id}")
+        return " ".join(parts)
+
+    def is_answered_by(self, message: dict[str, Any] | None) -> bool:
+        """True if ``message`` is the response (result or error) to this request."""
+        return (
+            self.kind == "request" and message is not None and "method" not in message
+            and message.get("id") == self.id
+        )
+
+
+class HttpStatusError(TransportClosed):
+    """The server refused a request at the HTTP level, so no JSON-RPC answer will ever come."""
+
+    def __init__(self, message: str, *, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class HttpTransportBase:
+    """Common machinery of :class:`StreamableHttpTransport` and :class:`SseTransport`.
+
+    ``headers`` are sent with every request (e.g. ``{"Authorization": "Bearer …"}``)
+    and shown redacted in the transcript.  ``verify`` is httpx's TLS setting: on by
+    default; an :class:`ssl.SSLContext` trusts a private CA.
+    ``client`` lets you bring a configured :class:`httpx.AsyncClient` (proxies,
+    mounts); the transport then leaves it open.  ``close_grace`` bounds how long
+    :meth:`close` waits for messages already queued to be accepted.
+    """
+
+    kind = "http"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        verify: bool | ssl.SSLContext = True,
+        timeout: httpx.Timeout | float | None = DEFAULT_HTTP_TIMEOUT,
+        client: httpx.AsyncClient | None = None,
+        close_grace: float = 2.0,
+    ) -> None:
+        parsed = httpx.URL(url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ValueError(f"not an http(s) URL: {url!r} (e.g. http://127.0.0.1:8000/mcp)")
+        self.url = str(parsed)
+        self.headers = dict(headers or {})
+        self.verify = verify
+        self.timeout = timeout
+        self.close_grace = close_grace
+        self._client = client
+        self._owns_client = client is None
+        self._custom_header_names = {name.lower() for name in self.headers}
+        self._emit: Emit = lambda event: None
+        self._protocol_version: str | None = None
+        #: Set by Streamable HTTP once the server assigns one.
+        self.session_id: str | None = None
+        self._failure: TransportClosed | None = None
+        self._closing = False
+        self._open_streams: set[str] = set()
+        # One event per notification/response POST still waiting for its status.
+        self._unsettled: set[anyio.Event] = set()
+        # Created in start(): anyio objects belong to a running event loop.
+        self._inbox_in: MemoryObjectSendStream[bytes | TransportClosed] | None = None
+        self._inbox_out: MemoryObjectReceiveStream[bytes | TransportClosed] | None = None
+        self._outbox_in: MemoryObjectSendStream[bytes] | None = None
+        self._tasks: TaskGroup | None = None
+        self._tasks_done: anyio.Event | None = None
+        self._sender_done: anyio.Event | None = None
+        self._closed: anyio.Event | None = None
+
+    # -- the Transport protocol ------------------------------------------------------------
+
+    async def start(self, task_group: TaskGroup, emit: Emit) -> None:
+        self._emit = emit
+        self._closed = anyio.Event()
+        self._tasks_done = anyio.Event()
+        self._sender_done = anyio.Event()
+        if self._client is None:
+            self._client = httpx.AsyncClient(verify=self.verify, timeout=self.timeout)
+        self._inbox_in, self._inbox_out = anyio.create_memory_object_stream[
+            "bytes | TransportClosed"](math.inf)
+        self._outbox_in, outbox_out = anyio.create_memory_object_stream[bytes](math.inf)
+        # A task group of our own inside the session's, so close() can stop every
+        # stream at once (and wait for them) without touching the session's tasks.
+        self._tasks = await task_group.start(self._own_tasks)
+        self._tasks.start_soon(self._send_in_order, outbox_out)
+        try:
+            await self._connect()
+        except BaseException:
+            await self.close()  # no task or connection may outlive a failed start
+            raise
+
+    async def send(self, frame: bytes) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._outbox_in is None or self._closing:
+            raise TransportClosed(f"the {self.kind} transport to {self.url} is closed")
+        self._outbox_in.send_nowait(frame)
+
+    async def receive(self) -> bytes:
+        if self._inbox_out is None:
+            raise TransportClosed("the transport was not started")
+        try:
+            item = await self._inbox_out.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise self.describe_exit() from None
+        if isinstance(item, TransportClosed):
+            raise item
+        return item
+
+    def set_protocol_version(self, version: str) -> None:
+        """Remember the negotiated version for the ``MCP-Protocol-Version`` header.
+
+        Only revisions that define the header (2025-06-18 on) send it; older
+        servers never heard of it.
+        """
+        info = VERSIONS.get(version)
+        self._protocol_version = version if info is not None and info.http_version_header else None
+
+    def describe_exit(self) -> TransportClosed:
+        return self._failure or TransportClosed(
+            f"the {self.kind} transport to {self.url} is closed")
+
+    async def close(self) -> None:
+        """Let queued messages go out, end the session the transport's way, close connections.
+
+        Shielded from cancellation: a half-closed transport would leave the server
+        holding a session and streams nobody reads.
+        """
+        if self._closing:
+            if self._closed is not None:
+                await self._closed.wait()
+            return
+        self._closing = True
+        if self._tasks is None or self._closed is None:
+            return
+        assert self._outbox_in is not None and self._inbox_in is not None
+        with anyio.CancelScope(shield=True):
+            try:
+                self._outbox_in.close()
+                with anyio.move_on_after(self.close_grace):
+                    assert self._sender_done is not None
+                    await self._sender_done.wait()
+                    for settled in list(self._unsettled):
+                        await settled.wait()
+                await self._end_session()
+                # Reported here, not by the stream tasks: once the session is ending, which
+                # side happened to close a stream first is a race, not news.
+                for label in sorted(self._open_streams):
+                    self._event("stream closed", f"{label}: closed with the session")
+                self._open_streams.clear()
+                self._tasks.cancel_scope.cancel()
+                assert self._tasks_done is not None
+                await self._tasks_done.wait()
+                if self._owns_client and self._client is not None:
+                    await self._client.aclose()
+                    self._event("connections closed",
+                                f"closed the {self.kind} transport's HTTP connections")
+            finally:
+                self._inbox_in.close()
+                self._closed.set()
+
+    # -- hooks for the concrete transports -------------------------------------------------
+
+    async def _connect(self) -> None:
+        """Open whatever must exist before the first message can be sent."""
+
+    async def _post(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
+        """POST one message; set ``on_the_wire`` once its body has been sent."""
+        raise NotImplementedError
+
+    async def _end_session(self) -> None:
+        """Tell the server the session is over, if the transport has a way to."""
+
+    # -- machinery ---------------------------------------------------------------------------
+
+    async def _own_tasks(self, *, task_status: TaskStatus[TaskGroup]) -> None:
+        assert self._tasks_done is not None
+        try:
+            async with anyio.create_task_group() as tasks:
+                task_status.started(tasks)
+                await anyio.sleep_forever()
+        finally:
+            self._tasks_done.set()
+
+    def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Run ``func`` as one of the transport's tasks; a failure ends the transport, not
+        the session's task group."""
+        assert self._tasks is not None
+        self._tasks.start_soon(self._guarded, func, *args)
+
+    async def _guarded(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        try:
+            await func(*args)
+        except Exception as exc:
+            error = TransportClosed(
+                f"the {self.kind} transport failed: {type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            self._fail(error)
+
+    async def _send_in_order(self, outbox: MemoryObjectReceiveStream[bytes]) -> None:
+        """POST queued frames one after another, each once the previous one is on the wire."""
+        assert self._sender_done is not None
+        try:
+            async with outbox:
+                async for frame in outbox:
+                    outgoing = Outgoing.read(frame)
+                    on_the_wire = anyio.Event()
+                    self._spawn(self._post_and_settle, outgoing, on_the_wire)
+                    await on_the_wire.wait()
+        finally:
+            self._sender_done.set()
+
+    async def _post_and_settle(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
+        # Notifications and responses are settled by their status (202): close() waits
+        # for those so a last notifications/cancelled still reaches the server.
+        # Requests settle when answered, which close() does not wait for.
+        settled = anyio.Event()
+        if outgoing.kind != "request":
+            self._unsettled.add(settled)
+        try:
+            await self._post(outgoing, on_the_wire)
+        finally:
+            on_the_wire.set()
+            settled.set()
+            self._unsettled.discard(settled)
+
+    def _tracer(self, on_the_wire: anyio.Event) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+        """An httpcore ``trace`` hook that reports when the request body has been sent."""
+
+        async def trace(name: str, info: dict[str, Any]) -> None:
+            if name.endswith("send_request_body.complete"):
+                on_the_wire.set()
+
+        return trace
+
+    def _headers(self) -> dict[str, str]:
+        """Headers every request carries: the caller's, then the session's."""
+        headers = dict(self.headers)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self._protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        return headers
+
+    def _shown_headers(self, headers: Mapping[str, str]) -> list[str]:
+        """The headers worth a transcript line, with every caller-supplied value redacted."""
+        shown = []
+        for name, value in headers.items():
+            lower = name.lower()
+            if lower in self._custom_header_names:
+                shown.append(f"{name}: {REDACTED}")
+            elif lower == "mcp-session-id":
+                shown.append(f"{name}: {abbreviate(value)}")
+            elif lower in ("mcp-protocol-version", "last-event-id"):
+                shown.append(f"{name}: {value}")
+        return shown
+
+    @contextlib.asynccontextmanager
+    async def _exchange(self, method: str, url: str, headers: dict[str, str], *,
+                        label: str = "", content: bytes | None = None,
+                        on_the_wire: anyio.Event | None = None) -> AsyncIterator[httpx.Response]:
+        """One HTTP request with a streamed response, reported as an ``http`` event."""
+        assert self._client is not None
+        extensions = {"trace": self._tracer(on_the_wire)} if on_the_wire else None
+        async with self._client.stream(method, url, headers=headers, content=content,
+                                       extensions=extensions) as response:
+            parts = [method, path_of(url)]
+            if label:
+                parts.append(label)
+            shown = self._shown_headers(headers)
+            if shown:
+                parts.append("[" + ", ".join(shown) + "]")
+            outcome = f"{response.status_code} {response.reason_phrase}"
+            if response.is_success and content_type(response):
+                outcome += f", {content_type(response)}"
+            self._event("http", f"{' '.join(parts)} → {outcome}", method=method, url=url,
+                        status=response.status_code, headers=shown)
+            yield response
+
+    def _event(self, kind: str, detail: str, **data: Any) -> None:
+        self._emit(TransportEvent(kind, detail, data))
+
+    def _deliver(self, frame: bytes) -> None:
+        """Hand one incoming message to the session's reader."""
+        assert self._inbox_in is not None
+        # After close() nobody reads any more: a late frame is simply dropped.
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._inbox_in.send_nowait(frame)
+
+    def _fail(self, error: TransportClosed) -> None:
+        """End the transport with ``error``; the reader raises it after the frames before it."""
+        if self._failure is not None or self._closing or self._inbox_in is None:
+            return
+        self._failure = error
+        self._inbox_in.send_nowait(error)
+
+    def _unreachable(self, method: str, url: str, exc: httpx.HTTPError) -> None:
+        self._event("http failed", f"{method} {path_of(url)} failed: {type(exc).__name__}: {exc}")
+        error = TransportClosed(f"{method} {url} failed: {type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        self._fail(error)
+
+    def _stream_opened(self, label: str, detail: str, kind: str = "stream opened") -> None:
+        self._open_streams.add(label)
+        self._event(kind, f"{label}: {detail}")
+
+    def _stream_ended(self, label: str, detail: str) -> None:
+        if label in self._open_streams and not self._closing:
+            self._open_streams.discard(label)
+            self._event("stream closed", f"{label}: {detail}")
+
+    async def _reject(self, outgoing: Outgoing, response: httpx.Response) -> None:
+        """An error status: show the server's words, and fail if a request is left unanswered.
+
+        The body is passed on when it is a JSON-RPC message (the spec lets a server
+        explain a refusal with an error response that has no id), so the transcript
+        shows what the server said.  A request whose refusal did not answer it would
+        otherwise wait for a response that cannot come: the transport ends instead,
+        saying why.
+        """
+        body = await response.aread()
+        status = f"{response.status_code} {response.reason_phrase}"
+        self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
+                    status=response.status_code)
+        message = json_rpc_message(body)
+        if message is not None:
+            self._deliver(body)
+        if outgoing.kind != "request" or outgoing.is_answered_by(message):
+            return
+        hint = ""
+        if response.status_code == 401:
+            hint = (" The server wants credentials: pass them as transport headers, "
+                    "e.g. headers={'Authorization': 'Bearer …'}.")
+        elif response.status_code == 403:
+            hint = " The server refused this client: check the credentials and the Origin."
+        self._fail(HttpStatusError(
+            f"the server answered {outgoing.label} with HTTP {status}: "
+            f"{excerpt(body) or '(empty body)'}.{hint}",
+            status_code=response.status_code,
+        ))

@@ -1,0 +1,301 @@
+"""Streamable HTTP transport (MCP 2025-03-26 and later): one endpoint, POST and GET.
+
+Rules this module carries out (MCP spec, basic/transports#streamable-http):
+
+* every message is its own POST, accepting ``application/json`` and
+  ``text/event-stream``; a request is answered by one JSON body or by an SSE
+  stream that may carry requests and notifications before the response;
+  notifications and responses get 202;
+* the ``Mcp-Session-Id`` the initialize response carries goes on every later
+  request, and so does ``MCP-Protocol-Version`` (from 2025-06-18);
+* a GET opens a stream for messages the server starts itself (405: it has none);
+* a stream that breaks before its response is resumed with a GET carrying
+  ``Last-Event-ID``, after waiting as long as the server's ``retry`` field says;
+* 404 to a request carrying the session id means the server ended the session:
+  the client must start a new one;
+* shutdown: DELETE with the session id (405: the server doesn't allow it), then
+  close the connections.
+
+Each HTTP step becomes a transcript event (see :mod:`.http_base`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+from httpx_sse import EventSource
+
+from .base import TransportClosed
+from .http_base import (
+    EVENT_STREAM,
+    JSON,
+    HttpTransportBase,
+    Outgoing,
+    abbreviate,
+    content_type,
+    json_rpc_message,
+    path_of,
+)
+
+#: Statuses of the initialize POST that, per the spec's backwards-compatibility
+#: section, suggest an old HTTP+SSE server rather than an error.
+LEGACY_STATUSES = frozenset({400, 404, 405})
+
+#: ``(frame, status)`` → retry the initialize frame elsewhere (see :class:`AutoHttpTransport`).
+InitializeRejected = Callable[[bytes, int], Awaitable[None]]
+
+
+class SessionExpired(TransportClosed):
+    """HTTP 404 for a request carrying our ``Mcp-Session-Id``: the server ended the session."""
+
+    def __init__(self, session_id: str, method: str) -> None:
+        super().__init__(
+            f"the server expired the session: {method} with Mcp-Session-Id "
+            f"{abbreviate(session_id)} was answered 404 Not Found. Open a new session "
+            "(a new ClientSession with a new transport to the same URL): it starts over "
+            "with initialize."
+        )
+        self.session_id = session_id
+        self.status_code = 404
+
+
+class _SseStream:
+    """One logical SSE stream, which may span several connections (resumption)."""
+
+    def __init__(self, label: str, answers: Outgoing | None, retry: float) -> None:
+        self.label = label
+        #: The request whose response ends the stream; None for the GET stream.
+        self.answers = answers
+        self.retry = retry
+        self.last_event_id: str | None = None
+        self.answered = False
+        self.connections = 0
+        #: Consecutive connections that brought no message; bounds reconnecting.
+        self.idle_connections = 0
+        #: Why the last connection ended: an error text, or None for a clean end.
+        self.broke: str | None = None
+
+
+class StreamableHttpTransport(HttpTransportBase):
+    """An MCP client transport speaking Streamable HTTP to one endpoint URL.
+
+    Example::
+
+        transport = StreamableHttpTransport(
+            "http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer s3cret"})
+        async with ClientSession(transport) as session:
+            await session.connect()
+
+    ``default_retry`` (seconds) is the wait before resuming a broken stream when
+    the server gave no ``retry`` field; ``max_idle_reconnects`` bounds how often in
+    a row a stream is reopened without bringing any message.
+    ``on_initialize_rejected`` is called instead of failing when the first POST
+    gets 400, 404 or 405 (how :class:`AutoHttpTransport` falls back).  The other
+    options are those of :class:`~mcp_nb.transports.http_base.HttpTransportBase`.
+    """
+
+    kind = "streamable-http"
+
+    def __init__(self, url: str, *, default_retry: float = 1.0, max_idle_reconnects: int = 3,
+                 on_initialize_rejected: InitializeRejected | None = None,
+                 **options: Any) -> None:
+        super().__init__(url, **options)
+        self.default_retry = default_retry
+        self.max_idle_reconnects = max_idle_reconnects
+        self._on_initialize_rejected = on_initialize_rejected
+        self._first_post = True
+        self._listening = False
+        self._expired = False
+        # Requests the session cancelled: their streams are not resumed.
+        self._cancelled: set[str | int] = set()
+
+    # -- POST ------------------------------------------------------------------------------
+
+    async def _post(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
+        if outgoing.cancels is not None:
+            self._cancelled.add(outgoing.cancels)
+        headers = {**self._headers(), "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
+        first, self._first_post = self._first_post, False
+        try:
+            async with self._exchange("POST", self.url, headers, label=outgoing.label,
+                                      content=outgoing.frame, on_the_wire=on_the_wire) as response:
+                await self._on_post_response(outgoing, response, headers, first=first)
+        except httpx.HTTPError as exc:
+            self._unreachable("POST", self.url, exc)
+
+    async def _on_post_response(self, outgoing: Outgoing, response: httpx.Response,
+                                headers: dict[str, str], *, first: bool) -> None:
+        status = response.status_code
+        if status == 404 and "Mcp-Session-Id" in headers:
+            self._session_expired("POST")
+            return
+        if first and status in LEGACY_STATUSES and self._on_initialize_rejected is not None:
+            await response.aread()
+            try:
+                await self._on_initialize_rejected(outgoing.frame, status)
+            except TransportClosed as exc:
+                self._fail(TransportClosed(
+                    f"POST {self.url} was answered {status} {response.reason_phrase}, and the "
+                    f"legacy HTTP+SSE transport did not work either: {exc}"))
+            return
+        if not response.is_success:
+            await self._reject(outgoing, response)
+            return
+        self._adopt_session_id(response)
+        if outgoing.kind != "request":
+            if outgoing.method == "notifications/initialized" and not self._listening:
+                # The session is operating: from now on the server may start messages itself.
+                self._listening = True
+                self._spawn(self._follow, _SseStream("GET stream", None, self.default_retry), None)
+            return
+        media = content_type(response)
+        if media == EVENT_STREAM:
+            stream = _SseStream(f"SSE stream of {outgoing.label}", outgoing, self.default_retry)
+            await self._follow(stream, response)
+        elif media == JSON:
+            self._deliver(await response.aread())
+        else:
+            await self._reject(outgoing, response)
+
+    def _adopt_session_id(self, response: httpx.Response) -> None:
+        session_id = response.headers.get("mcp-session-id")
+        if session_id and self.session_id is None:
+            self.session_id = session_id
+            self._event("session id", f"the server assigned Mcp-Session-Id "
+                        f"{abbreviate(session_id)}; every later request carries it")
+
+    def _session_expired(self, method: str) -> None:
+        assert self.session_id is not None
+        self._expired = True
+        self._event("session expired", f"{method} answered 404 for Mcp-Session-Id "
+                    f"{abbreviate(self.session_id)}: the server ended the session")
+        self._fail(SessionExpired(self.session_id, method))
+
+    # -- SSE streams -------------------------------------------------------------------------
+
+    async def _follow(self, stream: _SseStream, response: httpx.Response | None) -> None:
+        """Read one logical stream to its end across as many connections as it takes.
+
+        ``response`` is the POST's own response for a request's stream; the GET
+        stream (``None``) starts with a plain GET.  Every later connection is a GET,
+        with ``Last-Event-ID`` once the server has numbered its events.
+        """
+        if response is not None:
+            self._stream_opened(stream.label, "the server answers on an SSE stream")
+            await self._read(stream, response)
+        while (reason := self._reason_to_stop(stream)) is None:
+            if stream.connections:
+                self._event("stream dropped", self._describe_drop(stream))
+                await anyio.sleep(stream.retry)
+            headers = {**self._headers(), "Accept": EVENT_STREAM}
+            if stream.last_event_id is not None:
+                headers["Last-Event-ID"] = stream.last_event_id
+            try:
+                async with self._exchange("GET", self.url, headers, label=stream.label) as response:
+                    refusal = self._refusal(stream, response, headers)
+                    if refusal is not None:
+                        reason = refusal
+                        break
+                    if not stream.connections:
+                        self._stream_opened(stream.label, f"opened (GET {path_of(self.url)})")
+                    elif stream.last_event_id is not None:
+                        self._stream_opened(stream.label, f"resumed after event "
+                                            f"{stream.last_event_id}", kind="stream resumed")
+                    else:
+                        self._stream_opened(stream.label, "reopened")
+                    await self._read(stream, response)
+            except httpx.HTTPError as exc:
+                # Only the GET stream gets here before any connection: a request's
+                # stream already had its POST.
+                reason = f"GET failed: {type(exc).__name__}: {exc}"
+                break
+        self._stream_ended(stream.label, reason)
+
+    async def _read(self, stream: _SseStream, response: httpx.Response) -> None:
+        """Deliver the messages of one connection, noting ids, ``retry`` and the response."""
+        stream.connections += 1
+        stream.broke = None
+        delivered = 0
+        try:
+            async with contextlib.aclosing(EventSource(response).aiter_sse()) as events:
+                async for event in events:
+                    if event.retry is not None:
+                        stream.retry = event.retry / 1000
+                    if event.id:
+                        stream.last_event_id = event.id
+                    if not event.data:
+                        continue  # a priming event: only an id (and maybe retry) to resume from
+                    if event.event != "message":
+                        self._event("sse event", f"{stream.label}: ignored an event of type "
+                                    f"{event.event!r}")
+                        continue
+                    delivered += 1
+                    if stream.answers is not None and stream.answers.is_answered_by(
+                            json_rpc_message(event.data)):
+                        stream.answered = True
+                    self._deliver(event.data.encode())
+        except httpx.TransportError as exc:
+            stream.broke = f"{type(exc).__name__}: {exc}"
+        stream.idle_connections = 0 if delivered else stream.idle_connections + 1
+        # Let the session's reader take the frames just delivered before this stream's
+        # end is reported, so the transcript shows the response before "stream closed".
+        await anyio.lowlevel.checkpoint()
+
+    def _reason_to_stop(self, stream: _SseStream) -> str | None:
+        """Why not to (re)connect ``stream`` now, or None to go on."""
+        request = stream.answers
+        if self._closing:
+            return "the session is ending"
+        if request is not None:
+            if stream.answered:
+                return "ended after its response"
+            if request.id in self._cancelled:
+                return f"ended before its response; not resumed: {request.label} was cancelled"
+            if stream.last_event_id is None:
+                return ("ended before its response and carried no event id, so it cannot be "
+                        "resumed")
+        if stream.idle_connections > self.max_idle_reconnects:
+            return f"gave up after {stream.idle_connections} connections in a row with no message"
+        return None
+
+    def _describe_drop(self, stream: _SseStream) -> str:
+        how = f"broke ({stream.broke})" if stream.broke else "was closed by the server"
+        resume = (f"resuming from event {stream.last_event_id}" if stream.last_event_id
+                  else "reconnecting")
+        return f"{stream.label} {how}; {resume} in {stream.retry * 1000:.0f} ms"
+
+    def _refusal(self, stream: _SseStream, response: httpx.Response,
+                 headers: dict[str, str]) -> str | None:
+        """Why a GET did not open (or resume) ``stream``, or None if it did."""
+        status = response.status_code
+        if response.is_success and content_type(response) == EVENT_STREAM:
+            return None
+        if status == 404 and "Mcp-Session-Id" in headers:
+            self._session_expired("GET")
+            return "the session expired"
+        if status == 405 and stream.answers is None:
+            self._event("no GET stream", "the server offers no stream at GET (405 Method Not "
+                        "Allowed): it can only talk on POST responses")
+            return "the server offers none"
+        what = "resume" if stream.connections else "open"
+        return f"could not {what} it: GET answered {status} {response.reason_phrase}"
+
+    # -- shutdown ------------------------------------------------------------------------------
+
+    async def _end_session(self) -> None:
+        """DELETE the session, so the server can free it at once (405: it won't)."""
+        if self.session_id is None or self._expired or self._client is None:
+            return
+        with anyio.move_on_after(self.close_grace):
+            try:
+                async with self._exchange("DELETE", self.url, self._headers()) as response:
+                    if response.status_code == 405:
+                        self._event("session kept", "the server does not let clients end "
+                                    "sessions (405): it will expire the session on its own")
+            except httpx.HTTPError as exc:
+                self._event("http failed", f"DELETE failed: {type(exc).__name__}: {exc}")

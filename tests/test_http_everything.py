@@ -1,0 +1,110 @@
+"""Interop over HTTP with ``@modelcontextprotocol/server-everything`` (npm), a peer in TypeScript.
+
+The package is installed once per machine into the repository's ignored
+``.cache/`` (pinned, so upstream releases cannot change the tests under us) and
+started in its ``streamableHttp`` and ``sse`` modes.  Its listen() would take a
+fixed port on every interface; ``peers/loopback_listen.cjs``, preloaded into
+node, moves it to 127.0.0.1 on a free port and announces the port.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_support import PEERS, ROOT, ServerProcess, events, http_lines
+
+from mcp_nb.client import ClientSession
+from mcp_nb.protocol import State
+from mcp_nb.transports import AutoHttpTransport, SseTransport, StreamableHttpTransport
+
+# The first run installs the package (tens of seconds on a cold npm cache).
+pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(300)]
+
+PACKAGE = "@modelcontextprotocol/server-everything"
+VERSION = "2026.8.31"
+CACHE = ROOT / ".cache" / "server-everything"
+READY = re.compile(r"mcp_nb test peer listening on port (\d+)")
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    """The installed server's entry point (installing it on first use)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed to run @modelcontextprotocol/server-everything")
+    package = CACHE / "node_modules" / PACKAGE
+    manifest = package / "package.json"
+    if not manifest.exists() or json.loads(manifest.read_text())["version"] != VERSION:
+        result = subprocess.run(
+            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund",
+             "--loglevel=error", f"{PACKAGE}@{VERSION}"],
+            capture_output=True, text=True, timeout=240,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"npm install {PACKAGE}@{VERSION} failed:\n{result.stderr[-2000:]}")
+    return package / "dist" / "index.js"
+
+
+def start(entry: Path, mode: str) -> Iterator[str]:
+    node = shutil.which("node")
+    assert node is not None
+    server = ServerProcess([node, "--require", str(PEERS / "loopback_listen.cjs"), str(entry),
+                            mode], READY)
+    try:
+        yield f"http://127.0.0.1:{server.ready_text}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def streamable(everything: Path) -> Iterator[str]:
+    yield from start(everything, "streamableHttp")
+
+
+@pytest.fixture(scope="module")
+def legacy(everything: Path) -> Iterator[str]:
+    yield from start(everything, "sse")
+
+
+async def test_streamable_http_with_server_everything(streamable: str) -> None:
+    progress: list[float] = []
+    async with ClientSession(StreamableHttpTransport(f"{streamable}/mcp")) as session:
+        result = await session.connect()
+        assert result.serverInfo.name
+        tools = {tool.name for tool in await session.list_tools()}
+        assert {"echo", "trigger-long-running-operation"} <= tools
+        assert "hello" in (await session.call_tool("echo", {"message": "hello"})).text
+        done = await session.call_tool(
+            "trigger-long-running-operation", {"duration": 0.3, "steps": 3},
+            on_progress=lambda p, total, msg: progress.append(p))
+        assert "completed" in done.text
+    assert progress == [1, 2, 3]
+    assert session.findings == [] and session.state is State.TERMINATED
+    assert len(events(session, "session id")) == 1
+    assert http_lines(session, "DELETE")[0].endswith("→ 200 OK")
+
+
+async def test_auto_falls_back_to_server_everything_in_sse_mode(legacy: str) -> None:
+    async with ClientSession(AutoHttpTransport(f"{legacy}/sse")) as session:
+        await session.connect()
+        assert session.transport.kind == "sse"
+        assert "hi" in (await session.call_tool("echo", {"message": "hi"})).text
+    kinds = [e.kind for e in session.transcript.events()]
+    assert kinds[:4] == ["http", "fallback", "http", "endpoint"]
+    assert "404" in events(session, "http")[0]
+    assert session.findings == []
+
+
+async def test_sse_transport_with_server_everything(legacy: str) -> None:
+    async with ClientSession(SseTransport(f"{legacy}/sse")) as session:
+        await session.connect()
+        assert "again" in (await session.call_tool("echo", {"message": "again"})).text
+    assert events(session, "endpoint")[0].startswith("the server said to POST messages to "
+                                                     "/message?sessionId=")
+    assert session.findings == []
