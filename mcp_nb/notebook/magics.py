@@ -18,6 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
@@ -26,7 +27,7 @@ from traitlets import Bool, Float, Int
 from ..client.session import RawExchange
 from ..protocol.errors import McpError
 from ..protocol.models import CallToolResult
-from ..transports.stdio import StdioTransport
+from ..transports import StdioTransport, Transport, http_transport
 from . import render
 from .forms import ServerRequestInbox, ToolForm
 from .hosted import HostedSession
@@ -118,11 +119,18 @@ def build_parser() -> _Parser:
         return sub.add_parser(  # type: ignore[return-value]
             name, help=text.replace("%", "%%"), description=text)
 
-    p = command("connect", "open a session (stdio command, mcpServers config, or the lab server)")
-    p.add_argument("name", nargs="?", help="session name (default: derived from the command)")
+    p = command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
+                           "config entry, or (with no target) the bundled lab server")
+    p.add_argument("name", nargs="?", help="session name (default: derived from the target)")
     p.add_argument("target", nargs="*",
-                   help="after --: the server command and its arguments (no shell is used); "
-                        "omit to start the bundled lab server")
+                   help="an http(s):// URL, or after --: the server command and its arguments "
+                        "(no shell is used); omit to start the bundled lab server")
+    p.add_argument("--transport", choices=["auto", "streamable-http", "sse"], default="auto",
+                   help="HTTP only: auto tries Streamable HTTP and falls back to the legacy "
+                        "HTTP+SSE transport on a 400/404/405")
+    p.add_argument("--header", action="append", default=[], metavar="K=V",
+                   help="HTTP only: extra request header, e.g. Authorization=Bearer x "
+                        "(values are redacted in transcripts)")
     p.add_argument("--step", action="store_true",
                    help="open without initializing: step through with %%mcp initialize, "
                         "%%mcp initialized")
@@ -289,36 +297,54 @@ class McpMagics(Magics):
             name, n = f"{base}-{n}", n + 1
         return name
 
-    def _stdio_target(self, args: argparse.Namespace) -> tuple[str, list[str], dict[str, str],
-                                                                 str | None]:
+    def _target(self, args: argparse.Namespace) -> tuple[str, Transport]:
+        """The session's base name and transport, from a URL, a config entry or a command."""
         env = _key_values(args.env, parse_json=False)
+        headers = _key_values(args.header, parse_json=False)
+        target = list(args.target)
+        if args.name and args.name.startswith(("http://", "https://")):
+            target, args.name = [args.name, *target], None  # `%mcp connect URL`
         if args.config:
             key = args.server or args.name
             entry = _config_entry(Path(args.config), key)
+            name = args.name or key or "server"
             if "url" in entry:
-                raise McpCellError(
-                    f"server {key!r} in {args.config} is an HTTP server (url); HTTP transports "
-                    "are not available in this version of mcp_nb")
+                headers = {**{str(k): str(v) for k, v in entry.get("headers", {}).items()},
+                           **headers}
+                return name, self._http(str(entry["url"]), args.transport, headers)
             command = [entry["command"], *entry.get("args", [])]
             env = {**{str(k): str(v) for k, v in entry.get("env", {}).items()}, **env}
-            return args.name or key, command, env, entry.get("cwd", args.cwd)
-        target = list(args.target)
+            return name, self._stdio(command, env, entry.get("cwd", args.cwd))
         if target and target[0].startswith(("http://", "https://")):
-            raise McpCellError("HTTP transports are not available in this version of mcp_nb; "
-                               "connect to a stdio server command")
+            if len(target) > 1:
+                raise _Usage("an HTTP server takes no command after its URL")
+            url = target[0]
+            return args.name or (urlsplit(url).hostname or "http"), self._http(
+                url, args.transport, headers)
+        if headers:
+            raise _Usage("--header applies to HTTP servers only")
         if not target:
             from ..client import lab_command
 
-            return args.name or "lab", lab_command(*args.lab), env, args.cwd
-        return args.name or Path(target[0]).name, target, env, args.cwd
+            return args.name or "lab", self._stdio(lab_command(*args.lab), env, args.cwd)
+        return args.name or Path(target[0]).name, self._stdio(target, env, args.cwd)
 
-    def _cmd_connect(self, args: argparse.Namespace) -> HostedSession:
-        base, command, env, cwd = self._stdio_target(args)
-        name = self._unique(base)
-        transport = StdioTransport(
+    def _stdio(self, command: list[str], env: dict[str, str], cwd: str | None) -> Transport:
+        return StdioTransport(
             command, env=env, cwd=cwd, stdin_close_grace=self.stdin_close_grace,
             sigterm_grace=self.sigterm_grace, stderr_lines=self.stderr_lines,
         )
+
+    @staticmethod
+    def _http(url: str, transport: str, headers: dict[str, str]) -> Transport:
+        try:
+            return http_transport(url, transport, headers=headers)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise McpCellError(str(exc)) from None
+
+    def _cmd_connect(self, args: argparse.Namespace) -> HostedSession:
+        base, transport = self._target(args)
+        name = self._unique(base)
         handlers, inbox = self._server_request_handlers(args)
         hosted = HostedSession.open(
             name, transport, self.loop,
