@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 from mcp_nb.client import Transcript
 from mcp_nb.notebook import manager as loaded_magics
@@ -18,16 +17,6 @@ from mcp_nb.protocol import State
 from mcp_nb.protocol.models import CallToolResult
 
 LAB = f"{sys.executable} -m mcp_nb.lab"
-
-
-@pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython()
-    # A terminal shell shows only text; a kernel also sends HTML, as here.
-    shell.display_formatter.formatters["text/html"].enabled = True
-    shell.run_line_magic("load_ext", "mcp_nb")
-    yield shell
-    shell.run_line_magic("unload_ext", "mcp_nb")
 
 
 @pytest.fixture
@@ -152,15 +141,12 @@ def test_connect_from_an_mcpservers_config_file(mcp, tmp_path) -> None:
     config.write_text(json.dumps({"mcpServers": {
         "mylab": {"command": sys.executable, "args": ["-m", "mcp_nb.lab"],
                   "env": {"LAB_NOTE": "from config"}},
-        "remote": {"url": "https://example.invalid/mcp"},
     }}))
     hosted = mcp(f"connect mylab --config {config}")
     assert hosted.name == "mylab" and hosted.session.state is State.OPERATING
     assert hosted.session.transport.env["LAB_NOTE"] == "from config"
     with pytest.raises(McpCellError, match="no server 'nope'"):
         mcp(f"connect nope --config {config}")
-    with pytest.raises(McpCellError, match="HTTP server"):
-        mcp(f"connect remote --config {config}")
     with pytest.raises(McpCellError, match="cannot read"):
         mcp(f"connect x --config {tmp_path / 'missing.json'}")
 
