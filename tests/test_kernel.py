@@ -82,7 +82,7 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
     connected = kernel.execute("%mcp connect --step")
     assert connected["status"] == "ok"
     assert _plain(connected) == ["McpSession 'lab': Uninitialized, no version yet, "
-                                 "1 transcript entries, 0 findings"]
+                                 "0 messages, 0 findings"]
     widget = connected["outputs"][0]["data"]
     assert "application/vnd.jupyter.widget-view+json" in widget
     assert "<svg" in widget["text/html"]

@@ -37,8 +37,7 @@ def test_connect_defaults_to_the_lab_server_and_completes_the_handshake(mcp) -> 
     hosted = mcp("connect")
     assert hosted.name == "lab"
     assert hosted.session.state is State.OPERATING
-    assert repr(hosted) == ("McpSession 'lab': Operating, 2025-11-25, "
-                            f"{len(hosted.session.transcript)} transcript entries, 0 findings")
+    assert repr(hosted) == "McpSession 'lab': Operating, 2025-11-25, 3 messages, 0 findings"
     listing = mcp("sessions")
     assert repr(listing) == "1 sessions: lab *"
 

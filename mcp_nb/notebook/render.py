@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -84,6 +85,23 @@ def _anchor(state: State, toward: State) -> tuple[float, float]:
     return cx + dx * scale, cy + dy * scale
 
 
+def _arrowhead(x1: float, y1: float, x2: float, y2: float, color: str,
+               size: float = 8.0) -> str:
+    """A filled triangle at (x2, y2) pointing along the line.
+
+    Drawn as a polygon rather than an SVG <marker>: markers are referenced by a
+    document-wide id, and with several diagrams on a page (some in hidden tabs)
+    browsers resolve the id to the first one — often invisible — and the heads vanish.
+    """
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length
+    bx, by = x2 - ux * size, y2 - uy * size
+    half = size / 2.2
+    points = (f"{x2:.1f},{y2:.1f} {bx - uy * half:.1f},{by + ux * half:.1f} "
+              f"{bx + uy * half:.1f},{by - ux * half:.1f}")
+    return f'<polygon points="{points}" fill="{color}"/>'
+
+
 def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
     """The six lifecycle states and every transition of the table.
 
@@ -95,11 +113,6 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
         '<svg xmlns="http://www.w3.org/2000/svg" width="700" height="200" '
         'viewBox="0 0 700 200" class="mcpnb-state-diagram" role="img" '
         f'aria-label="MCP lifecycle, current state {esc(current.value)}">',
-        # userSpaceOnUse: arrowheads keep their size on the bold (path-taken) edges.
-        '<defs><marker id="mcpnb-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
-        'markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" '
-        'orient="auto-start-reverse">'
-        '<path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>',
     ]
     for transition in TRANSITIONS:
         x1, y1 = _anchor(transition.source, transition.target)
@@ -109,10 +122,11 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
         color = "#1f6feb" if on_path else "#999"
         parts.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-            f'stroke="{color}" stroke-width="{width}" {_EDGE_STYLE.get(transition.event, "")} '
-            f'marker-end="url(#mcpnb-arrow)"><title>{esc(transition.source.value)} → '
-            f'{esc(transition.target.value)}: {esc(transition.event.value)} — '
-            f'{esc(transition.meaning)}</title></line>'
+            f'stroke="{color}" stroke-width="{width}" {_EDGE_STYLE.get(transition.event, "")}>'
+            f"<title>{esc(transition.source.value)} → "
+            f"{esc(transition.target.value)}: {esc(transition.event.value)} — "
+            f"{esc(transition.meaning)}</title></line>"
+            + _arrowhead(x1, y1, x2, y2, color)
         )
     for state, (x, y) in STATE_POSITIONS.items():
         is_current = state is current
@@ -178,9 +192,6 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
         f'<svg xmlns="http://www.w3.org/2000/svg" width="520" height="{height}" '
         f'viewBox="0 0 520 {height}" class="mcpnb-sequence" role="img" '
         f'aria-label="sequence of {len(messages)} messages">',
-        '<defs><marker id="mcpnb-seq-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
-        '<path d="M0,0 L10,5 L0,10 z" fill="#333"/></marker></defs>',
     ]
     for x, name in ((80, left), (440, right)):
         parts.append(
@@ -198,10 +209,11 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
             f"({entry.kind})" if entry.method and entry.kind not in ("request", "notification")
             else "",
         ) if part)
+        arrow = (f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" stroke="#333"/>'
+                 + _arrowhead(x1, y, x2, y, "#333"))
         parts.append(
-            f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" stroke="#333" '
-            'marker-end="url(#mcpnb-seq-arrow)"/>'
-            f'<text x="260" y="{y - 6}" text-anchor="middle" font-family="system-ui, sans-serif" '
+            arrow
+            + f'<text x="260" y="{y - 6}" text-anchor="middle" font-family="system-ui, sans-serif" '
             f'font-size="12">{esc(label)}</text>'
             f'<text x="8" y="{y + 4}" font-family="monospace" font-size="10" fill="#666">'
             f"{entry.time:.3f}s</text>"
@@ -257,19 +269,42 @@ def _preview(entry: TranscriptEntry, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def transcript_rows_html(entries: Sequence[TranscriptEntry]) -> str:
-    """A table of transcript entries (one page of them)."""
+def is_reproducible(entry: TranscriptEntry) -> bool:
+    """True for entries that every run of the same cells records in the same order.
+
+    Messages on the wire and the findings they cause are.  Transport events are
+    not: the server's stderr lines arrive on their own pipe, so where they land
+    among the messages (and whether the last one is in yet) is down to
+    scheduling, and the server's exit races the reader noticing EOF.
+    """
+    return entry.direction != "event" or entry.kind == "finding"
+
+
+def transcript_rows_html(entries: Sequence[TranscriptEntry], *, live: bool = False) -> str:
+    """A table of transcript entries (one page of them).
+
+    ``live`` (the transcript widget) shows every entry with its position in the
+    transcript.  Otherwise the table is a snapshot saved into the notebook, which
+    nbval compares run against run: only :func:`is_reproducible` entries, without
+    positions (those shift with every stderr line).
+    """
+    if not live:
+        entries = [e for e in entries if is_reproducible(e)]
     rows = []
     for e in entries:
         note = f'<span class="finding">{esc(e.note)}</span>' if e.note else ""
+        position = f"<td>{e.seq}</td>" if live else ""
         rows.append(
-            f"<tr><td>{e.seq}</td><td>{e.time:.3f}</td><td>{esc(ARROWS[e.direction])}</td>"
+            f"<tr>{position}<td>{e.time:.3f}</td><td>{esc(ARROWS[e.direction])}</td>"
             f"<td>{esc(e.kind)}</td><td>{esc(e.method or '')}</td>"
             f"<td>{esc('' if e.id is None else e.id)}</td><td>{esc(e.state)}</td>"
             f"<td>{e.size or ''}</td><td>{note}</td><td><code>{esc(_preview(e))}</code></td></tr>"
         )
+    caption = ("" if live else "<p>Messages and findings; transport events and the server's "
+               "stderr are in the live transcript.</p>")
     return (
-        f'{STYLE}<div class="mcpnb"><table><tr><th>#</th><th>t (s)</th><th></th><th>kind</th>'
+        f'{STYLE}<div class="mcpnb">{caption}<table><tr>{"<th>#</th>" if live else ""}'
+        "<th>t (s)</th><th></th><th>kind</th>"
         "<th>method</th><th>id</th><th>state</th><th>bytes</th><th>note</th><th>message</th>"
         "</tr>" + "".join(rows) + "</table></div>"
     )

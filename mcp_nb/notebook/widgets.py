@@ -183,6 +183,18 @@ class CapabilitiesView(_Described, w.HTML):
         return self.value
 
 
+def _message_counts(session: ClientSession) -> tuple[int, int]:
+    """(sent, received) messages.  Text reprs count messages, not transcript entries:
+    how many stderr lines have arrived when a cell ends is down to scheduling."""
+    sent = received = 0
+    for entry in session.transcript.entries:
+        if entry.direction == "send":
+            sent += 1
+        elif entry.direction == "recv":
+            received += 1
+    return sent, received
+
+
 class TranscriptView(_Described, w.VBox):
     """The wire transcript: filterable by direction and method, paged, following the tail."""
 
@@ -242,7 +254,7 @@ class TranscriptView(_Described, w.VBox):
         pages = self._pages(len(selected))
         index = pages - 1 if self.page < 0 else min(self.page, pages - 1)
         chunk = selected[index * self.page_size:(index + 1) * self.page_size]
-        self.table.value = render.transcript_rows_html(chunk)
+        self.table.value = render.transcript_rows_html(chunk, live=True)
         self.position.value = f"page {index + 1}/{pages} · {len(selected)} entries"
 
     def flush(self) -> None:
@@ -250,15 +262,14 @@ class TranscriptView(_Described, w.VBox):
         self._throttle.flush()
 
     def describe(self) -> str:
-        entries = self._session.transcript.entries
-        counts = {"send": 0, "recv": 0, "event": 0}
-        for entry in entries:
-            counts[entry.direction] += 1
-        return (f"Transcript: {len(entries)} entries ({counts['send']} sent, "
-                f"{counts['recv']} received, {counts['event']} events)")
+        sent, received = _message_counts(self._session)
+        return f"Transcript: {sent + received} messages ({sent} sent, {received} received)"
 
     def static_html(self) -> str:
-        return self.table.value
+        # The saved snapshot: the last page of what every run reproduces (see
+        # render.is_reproducible); the live table above shows everything.
+        reproducible = [e for e in self._selected() if render.is_reproducible(e)]
+        return render.transcript_rows_html(reproducible[-self.page_size:])
 
 
 class FindingsView(_Described, w.HTML):
@@ -307,8 +318,9 @@ class SessionView(_Described, w.Tab):
     def describe(self) -> str:
         s = self._session
         version = s.negotiated_version or "no version yet"
+        messages = sum(_message_counts(s))
         return (f"McpSession {self.name!r}: {s.state.value}, {version}, "
-                f"{len(s.transcript)} transcript entries, {len(s.findings)} findings")
+                f"{messages} messages, {len(s.findings)} findings")
 
     def static_html(self) -> str:
         return (self.state_diagram.static_html() + self.handshake.static_html()

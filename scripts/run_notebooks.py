@@ -1,0 +1,44 @@
+"""Re-run the tutorial notebooks in place, so their committed outputs match the code.
+
+Run it whenever code a notebook shows changes (nbval in CI compares the saved
+outputs with a fresh run, strictly):
+
+    python scripts/run_notebooks.py                 # every notebook
+    python scripts/run_notebooks.py 00_tour 07_shutdown
+
+Widget state is dropped from the saved files: nbval ignores it, it makes the
+files large, and the static HTML every widget also emits is what nbviewer shows.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def run(path: Path) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    started = time.monotonic()
+    NotebookClient(notebook, timeout=120, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    notebook.metadata.pop("widgets", None)
+    nbformat.write(notebook, path)
+    return time.monotonic() - started
+
+
+def main(names: list[str]) -> int:
+    paths = ([NOTEBOOKS / f"{name.removesuffix('.ipynb')}.ipynb" for name in names]
+             or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+    for path in paths:
+        print(f"{path.name}: {run(path):.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
