@@ -127,8 +127,8 @@ class _Pending:
     """One request in flight."""
 
     __slots__ = (
-        "deadline_cap", "done", "error", "event", "id", "method", "on_progress", "reset",
-        "result", "scope", "timeout",
+        "deadline", "deadline_cap", "done", "error", "event", "id", "method", "on_progress",
+        "reset", "result", "timeout",
     )
 
     def __init__(self, request_id: int, method: str, on_progress: ProgressCallback | None) -> None:
@@ -139,7 +139,8 @@ class _Pending:
         self.error: Exception | None = None
         self.done = False
         self.on_progress = on_progress
-        self.scope: anyio.CancelScope | None = None
+        #: When the deadline watcher gives up on it (event-loop clock).
+        self.deadline = math.inf
         self.timeout = math.inf
         self.reset = False
         self.deadline_cap = math.inf
@@ -230,6 +231,8 @@ class ClientSession:
         self._allow_batch = False
         self._task_group: TaskGroup | None = None
         self._send_lock: anyio.Lock | None = None
+        # The scope _watch_deadlines sleeps in; its deadline is the earliest request's.
+        self._deadline_watch: anyio.CancelScope | None = None
         self._terminated: anyio.Event | None = None
         self._shutdown_started = False
         self._exit_error: TransportClosed | None = None
@@ -272,6 +275,7 @@ class ClientSession:
             await self._task_group.__aexit__(None, None, None)
             raise
         self._task_group.start_soon(self._read_loop)
+        self._task_group.start_soon(self._watch_deadlines)
 
     # -- observation ----------------------------------------------------------------
 
@@ -448,12 +452,27 @@ class ClientSession:
             self._elapsed(), "send", kind, self.state.value, size=len(data), method=method,
             id=request_id, message=message,
         )
-        assert self._send_lock is not None, "open the session first (async with ClientSession…)"
-        async with self._send_lock:
-            try:
-                await self.transport.send(data)
-            except TransportClosed as exc:
-                raise self._closed_error(exc) from None
+        await self._transmit(data)
+
+    async def _transmit(self, frame: bytes) -> None:
+        """Hand one frame to the transport, one sender at a time.
+
+        A free lock is taken without a checkpoint: ``async with anyio.Lock()``
+        always yields to the event loop first, which cost an extra loop
+        iteration on every request (benchmarks/RESULTS.md, "Profiling").
+        """
+        lock = self._send_lock
+        assert lock is not None, "open the session first (async with ClientSession…)"
+        try:
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self.transport.send(frame)
+        except TransportClosed as exc:
+            raise self._closed_error(exc) from None
+        finally:
+            lock.release()
 
     def _closed_error(self, exc: TransportClosed | None = None) -> SessionClosed:
         exc = exc or self._exit_error
@@ -572,12 +591,7 @@ class ClientSession:
             text=None if isinstance(raw, dict) else frame[:2000].decode("utf-8", "replace"),
             note="raw",
         )
-        assert self._send_lock is not None
-        async with self._send_lock:
-            try:
-                await self.transport.send(frame)
-            except TransportClosed as exc:
-                raise self._closed_error(exc) from None
+        await self._transmit(frame)
         for message in messages:
             if (isinstance(message, Notification) and message.method ==
                     "notifications/initialized" and self.state is State.INITIALIZED):
@@ -619,11 +633,12 @@ class ClientSession:
         now = anyio.current_time()
         cap = max_timeout if max_timeout is not None else self.max_timeout
         pending.deadline_cap = now + cap
-        timeout_used = min(pending.timeout, cap)
+        pending.deadline = now + min(pending.timeout, cap)
+        watch = self._deadline_watch
+        if watch is not None and pending.deadline < watch.deadline:
+            watch.deadline = pending.deadline
         try:
-            with anyio.CancelScope(deadline=now + timeout_used) as scope:
-                pending.scope = scope
-                await pending.event.wait()
+            await pending.event.wait()  # set by the response, or by the deadline watcher
         except anyio.get_cancelled_exc_class():
             # The caller was cancelled (task cancellation, a kernel interrupt).
             if not pending.done:
@@ -640,6 +655,25 @@ class ClientSession:
             raise pending.error
         assert pending.result is not None
         return pending.result
+
+    async def _watch_deadlines(self) -> None:
+        """Wake the waiters of requests whose deadline passed, left not ``done`` (a timeout).
+
+        One sleeping task serves every request: a cancel scope with a deadline
+        per request cost more than the rest of a round trip's bookkeeping
+        (benchmarks/RESULTS.md, "Profiling").  A request only moves this
+        task's wake-up earlier; after each wake-up it sleeps until the earliest
+        deadline still pending.
+        """
+        while True:
+            earliest = min((p.deadline for p in self._pending.values()), default=math.inf)
+            with anyio.CancelScope(deadline=earliest) as self._deadline_watch:
+                await anyio.sleep_forever()
+            now = anyio.current_time()
+            for pending in list(self._pending.values()):
+                if pending.deadline <= now:
+                    pending.deadline = math.inf  # its waiter owns it now; don't wake for it again
+                    pending.event.set()
 
     async def _abandon(self, pending: _Pending, reason: str) -> bool:
         """Stop waiting for ``pending``; send notifications/cancelled unless it's initialize."""
@@ -805,9 +839,9 @@ class ClientSession:
                                      f"progress for token {token!r}, which no active request "
                                      "carries", raw)
             return
-        if pending.reset and pending.scope is not None:
-            pending.scope.deadline = min(anyio.current_time() + pending.timeout,
-                                         pending.deadline_cap)
+        if pending.reset:
+            # Only ever later: the watcher wakes at the old deadline and sleeps on.
+            pending.deadline = min(anyio.current_time() + pending.timeout, pending.deadline_cap)
         self._call_soon(pending.on_progress, params.get("progress", 0), params.get("total"),
                         params.get("message"))
 

@@ -76,6 +76,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value (RFC 8259 has no NaN or Infinity)")
 
 
+# Built once: json.loads/json.dumps with any keyword argument build a new decoder or
+# encoder per call, a measurable share of a round trip (benchmarks/RESULTS.md).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def _describe(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -189,7 +196,9 @@ def decode(
     try:
         # MCP messages are UTF-8: decode strictly rather than let json guess UTF-16/32.
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        obj = json.loads(text, parse_constant=_reject_constant)
+        if text.startswith("\ufeff"):  # json.loads says so; the bare decoder would not
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        obj = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and UnicodeDecodeError; RecursionError is
         # what absurdly deep nesting ("[[[[…") raises, and must not kill a reader.
@@ -247,13 +256,13 @@ def encode(obj: Message | dict[str, Any]) -> bytes:
     if not isinstance(obj, dict):
         obj = to_dict(obj)
     # ensure_ascii=False keeps payloads readable; json never emits a raw "\n" inside strings.
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _ENCODER.encode(obj)
     try:
         return text.encode()
     except UnicodeEncodeError:
         # A lone surrogate (legal as a "\ud800" escape in JSON) has no UTF-8 form:
         # escape everything non-ASCII instead, which round-trips exactly.
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+        return _ASCII_ENCODER.encode(obj).encode()
 
 
 def error_response(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:

@@ -1,0 +1,78 @@
+"""The benchmark still runs: ``python -m benchmarks --quick``, end to end, in a subprocess.
+
+A smoke run with tiny counts proves every client can be driven against every
+server and that the table is complete and numeric.  It asserts no timings: CI
+machines are too noisy for that, and the figures live in benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = ("canned", "lab")
+FIGURES = ("round trip, median", "round trip, p99", "client CPU per round trip",
+           "throughput, requests in flight", "spawn + handshake", "graceful close",
+           "memory per idle session")
+CLIENTS = ("raw pipe", "asyncio floor", "mcp_nb", "official SDK", "fastmcp")
+
+
+@pytest.fixture(scope="module")
+def quick_run() -> subprocess.CompletedProcess[str]:
+    # The first run also builds fastmcp's own virtual environment (from PyPI).
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--quick"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=850)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def table_rows(output: str) -> dict[tuple[str, str, str], list[str]]:
+    """``(server, figure, client)`` → the value and ratio cells of the figures table."""
+    rows = {}
+    for line in output.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in SERVERS:
+            server, figure, _unit, client, *numbers = cells
+            rows[(server, figure, client)] = numbers
+    return rows
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_figure_has_a_number_for(client: str,
+                                       quick_run: subprocess.CompletedProcess[str]) -> None:
+    skipped = re.search(rf"^{re.escape(client)} skipped: (.*)$", quick_run.stdout, re.MULTILINE)
+    if skipped:
+        pytest.skip(f"{client} could not be set up: {skipped.group(1)}")
+    rows = table_rows(quick_run.stdout)
+    for server in SERVERS:
+        for figure in FIGURES:
+            numbers = rows.get((server, figure, client))
+            assert numbers is not None, f"no row for {client} / {figure} / {server}"
+            value, *ratios = numbers
+            assert math.isfinite(float(value)), numbers
+            # A ratio is "-" only when its reference measured nothing (a 0 KiB delta).
+            assert all(ratio == "-" or float(ratio) > 0 for ratio in ratios), numbers
+
+
+@pytest.mark.timeout(900)
+def test_targets_and_escalation_are_judged(quick_run: subprocess.CompletedProcess[str]) -> None:
+    verdicts = re.findall(r"\| (met|missed) \|$", quick_run.stdout, re.MULTILINE)
+    # Three targets per server, plus the two escalation cases on the lab server.
+    assert len(verdicts) == 3 * len(SERVERS) + 2
+    assert "ignores stdin close and SIGTERM" in quick_run.stdout
+
+
+def test_the_transcript_widget_figures_are_reported(
+        quick_run: subprocess.CompletedProcess[str]) -> None:
+    assert "Transcript widget with 1,000 messages" in quick_run.stdout
+    render = re.search(r"\| render \(build \+ first page\) \| ([\d.]+) ms \|", quick_run.stdout)
+    assert render is not None and float(render.group(1)) > 0
+    total = re.search(r"\| added to the notebook, in all \| ([\d,]+) \|", quick_run.stdout)
+    assert total is not None and int(total.group(1).replace(",", "")) > 0
