@@ -25,3 +25,20 @@ def ip():
     shell.display_formatter.formatters["text/html"].enabled = True
     shell.run_line_magic("load_ext", "mcp_nb")
     return shell
+
+
+@pytest.fixture
+def mcp(ip):
+    """Run ``%mcp LINE`` in the shared shell; sessions a test opens are shut down after it."""
+    from mcp_nb.notebook import manager
+
+    def run(line: str):
+        return ip.run_line_magic("mcp", line)
+
+    run.shell = ip  # type: ignore[attr-defined]
+    yield run
+    magics = manager()
+    for hosted in list(magics.sessions.values()):
+        hosted.close()
+    magics.sessions.clear()
+    magics.current = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -50,3 +52,26 @@ def event_kinds(session: ClientSession) -> list[str]:
 
 def rules(session: ClientSession) -> list[str]:
     return [f.rule.id for f in session.findings]
+
+
+def process_alive(pid: int) -> bool:
+    """Is ``pid`` running? A zombie (exited, not yet reaped) counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    """Wait until ``pid`` is gone; False if it is still running after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -8,7 +8,6 @@ import time
 import ipywidgets as w
 import pytest
 
-from mcp_nb.notebook import manager
 from mcp_nb.notebook.forms import SchemaForm
 
 SCHEMA = {
@@ -66,20 +65,6 @@ def test_bad_input_names_the_field() -> None:
     field(form, "sizes").widget.value = "1, two"
     with pytest.raises(ValueError, match="sizes: every item must be a number"):
         form.value()
-
-
-@pytest.fixture
-def mcp(ip):
-    def run(line: str):
-        return ip.run_line_magic("mcp", line)
-
-    run.shell = ip  # type: ignore[attr-defined]
-    yield run
-    magics = manager()
-    for hosted in list(magics.sessions.values()):
-        hosted.close()
-    magics.sessions.clear()
-    magics.current = None
 
 
 def test_tool_form_calls_the_tool(mcp) -> None:

@@ -12,22 +12,11 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import start_new_kernel
+from support import process_alive, wait_gone
 
 TIMEOUT = 60
 # An expression, evaluated in the kernel, for the current session's ClientSession.
 SESSION = "__import__('mcp_nb.notebook').notebook.manager().session().session"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class Kernel:
@@ -104,7 +93,7 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
     assert len(timed_out["reply"]["traceback"]) == 1
 
     server_pid = int(kernel.value(f"{SESSION}.transport.pid"))
-    assert _alive(server_pid)
+    assert process_alive(server_pid)
 
     interrupted = kernel.execute("%mcp call slow steps=100 interval=0.1", interrupt_after=1.0)
     assert interrupted["status"] == "error"
@@ -118,10 +107,7 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
         "ToolResult (ok): still-here")
 
     kernel.shutdown()
-    deadline = time.monotonic() + 10
-    while _alive(server_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(server_pid), "the lab server outlived the kernel"
+    assert wait_gone(server_pid), "the lab server outlived the kernel"
 
 
 def test_kernel_restart_leaves_no_server_behind(kernel: Kernel) -> None:
@@ -129,9 +115,6 @@ def test_kernel_restart_leaves_no_server_behind(kernel: Kernel) -> None:
     kernel.execute(f"%mcp connect stubborn -- {os.sys.executable} -m mcp_nb.lab "
                    "--ignore-stdin-close --ignore-sigterm")
     server_pid = int(kernel.value(f"{SESSION}.transport.pid"))
-    assert _alive(server_pid)
+    assert process_alive(server_pid)
     kernel.manager.restart_kernel(now=True)  # SIGKILL: no atexit runs in the old kernel
-    deadline = time.monotonic() + 10
-    while _alive(server_pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(server_pid), "a server outlived its restarted kernel"
+    assert wait_gone(server_pid), "a server outlived its restarted kernel"

@@ -19,20 +19,6 @@ from mcp_nb.protocol.models import CallToolResult
 LAB = f"{sys.executable} -m mcp_nb.lab"
 
 
-@pytest.fixture
-def mcp(ip):
-    """Run ``%mcp LINE``; every session opened in a test is shut down after it."""
-    def run(line: str):
-        return ip.run_line_magic("mcp", line)
-
-    yield run
-    manager = loaded_magics()
-    for hosted in list(manager.sessions.values()):
-        hosted.close()
-    manager.sessions.clear()
-    manager.current = None
-
-
 def test_connect_defaults_to_the_lab_server_and_completes_the_handshake(mcp) -> None:
     hosted = mcp("connect")
     assert hosted.name == "lab"

@@ -7,22 +7,8 @@ import json
 import pytest
 from http_support import lab_server
 
-from mcp_nb.notebook import manager
 from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.protocol import State
-
-
-@pytest.fixture
-def mcp(ip):
-    def run(line: str):
-        return ip.run_line_magic("mcp", line)
-
-    yield run
-    magics = manager()
-    for hosted in list(magics.sessions.values()):
-        hosted.close()
-    magics.sessions.clear()
-    magics.current = None
 
 
 def test_connect_to_a_url_and_shut_down_with_delete(mcp) -> None:

@@ -8,11 +8,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import anyio
 import pytest
-from support import event_kinds, lab_session, python_command, rules
+from support import event_kinds, lab_session, process_alive, python_command, rules, wait_gone
 
 from mcp_nb.client import ClientSession
 from mcp_nb.protocol import State
@@ -196,28 +195,6 @@ ORPHAN_PARENT = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes; check /proc where available.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def _wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("how", ["leave", "sigkill"])
 def test_no_server_outlives_its_python_process(how: str) -> None:
     """'leave': the parent exits normally without shutting down (the atexit sweep).
@@ -227,14 +204,14 @@ def test_no_server_outlives_its_python_process(how: str) -> None:
     try:
         assert parent.stdout is not None and parent.stdin is not None
         server_pid = int(parent.stdout.readline())
-        assert _alive(server_pid)
+        assert process_alive(server_pid)
         if how == "sigkill":
             parent.kill()
         else:
             parent.stdin.write("go\n")
             parent.stdin.flush()
         parent.wait(timeout=20)
-        assert _wait_gone(server_pid), f"server {server_pid} outlived its parent ({how})"
+        assert wait_gone(server_pid, 5.0), f"server {server_pid} outlived its parent ({how})"
     finally:
         parent.kill()
         parent.wait()
