@@ -196,9 +196,11 @@ async def test_initialize_cannot_be_cancelled_and_its_timeout_sends_no_cancel() 
 
 
 async def test_never_answer_times_out() -> None:
-    async with lab_session("--never-answer", "tools/list", timeout=0.2) as session:
+    # The short timeout is per call: a session-wide 0.2 s would also bound the handshake,
+    # which a loaded CI machine can take longer than that to answer.
+    async with lab_session("--never-answer", "tools/list") as session:
         with pytest.raises(RequestTimeout, match=r"tools/list \(id 2\) timed out"):
-            await session.list_tools()
+            await session.list_tools(timeout=0.2)
         assert await session.ping() > 0
 
 
