@@ -203,6 +203,7 @@ async def test_expired_session_ends_with_a_clear_error_and_a_new_session_works()
             assert "expired the session" in message and "Open a new session" in message
             assert session.state is State.TERMINATED
             assert isinstance(session.transport.describe_exit(), SessionExpired)
+            assert isinstance(info.value.transport_error, SessionExpired)
         assert "session expired" in kinds(session)
         assert http_lines(session, "DELETE") == []  # nothing left to delete
         async with lab_session(server) as again:

@@ -248,6 +248,8 @@ async def test_crash_fails_pending_requests_with_exit_code_and_stderr() -> None:
         with pytest.raises(ServerExited) as info:
             await session.call_tool("echo", {"text": "boom"})
         assert info.value.exit_code == 3
+        assert info.value.transport_error is not None
+        assert info.value.transport_error.exit_code == 3  # type: ignore[attr-defined]
         assert any("crashing on purpose" in line for line in info.value.stderr_tail)
         assert "exit code 3" in str(info.value)
         assert session.state is State.TERMINATED

@@ -54,9 +54,16 @@ class SessionClosed(McpError):
 
 
 class ServerExited(SessionClosed):
-    """The server process went away; carries its exit code and last stderr lines."""
+    """The server went away; carries its exit code, last stderr lines, and the transport's reason.
 
-    def __init__(self, message: str, *, exit_code: int | None, stderr_tail: list[str]) -> None:
+    ``transport_error`` is what the transport reported, e.g. an HTTP
+    ``SessionExpired`` — so ``isinstance(exc.transport_error, SessionExpired)``
+    tells an expired session from a crashed server.
+    """
+
+    def __init__(self, message: str, *, exit_code: int | None, stderr_tail: list[str],
+                 transport_error: Exception | None = None) -> None:
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
+        self.transport_error = transport_error
         super().__init__(message)

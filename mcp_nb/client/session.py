@@ -478,7 +478,8 @@ class ClientSession:
         exc = exc or self._exit_error
         if exc is None:
             return SessionClosed(f"the session is {self.state.value}; open a new session")
-        return ServerExited(str(exc), exit_code=exc.exit_code, stderr_tail=exc.stderr_tail)
+        return ServerExited(str(exc), exit_code=exc.exit_code, stderr_tail=exc.stderr_tail,
+                            transport_error=exc)
 
     async def notify(
         self, method: str, params: dict[str, Any] | None = None, *, force: bool = False
