@@ -9,6 +9,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.transports import StdioTransport
 
@@ -75,3 +77,10 @@ def wait_gone(pid: int, timeout: float = 10.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+async def until_in_flight(session: ClientSession, timeout: float = 5.0) -> None:
+    """Wait until some request of ``session`` is on the wire and unanswered."""
+    with anyio.fail_after(timeout):
+        while not session.in_flight:
+            await anyio.sleep(0.01)

@@ -26,6 +26,7 @@ from http_support import (
     lab_session,
     transcript_text,
 )
+from support import until_in_flight
 
 from mcp_nb.client import ClientSession, RequestCancelled, RequestTimeout, ServerExited
 from mcp_nb.protocol import SUPPORTED_VERSIONS, VERSIONS, State
@@ -78,9 +79,7 @@ async def test_handshake_progress_cancel_and_shutdown_with_delete(lab: ServerPro
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call_slow)
-            with anyio.fail_after(5):
-                while not session.in_flight:
-                    await anyio.sleep(0.01)
+            await until_in_flight(session)
             assert await session.cancel(reason="enough") == 3
         assert await session.ping() >= 0
         await event_seen(session, "stream opened", "GET stream")

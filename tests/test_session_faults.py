@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from support import event_kinds, lab_session, rules, sent
+from support import event_kinds, lab_session, rules, sent, until_in_flight
 
 from mcp_nb.client import RequestCancelled, RequestTimeout, ServerError, ServerExited
 from mcp_nb.protocol import State, UnsupportedVersionError
@@ -105,9 +105,7 @@ async def test_explicit_cancel_sends_notification_and_the_caller_raises() -> Non
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call_slow)
-            with anyio.fail_after(5):
-                while not session.in_flight:
-                    await anyio.sleep(0.01)
+            await until_in_flight(session)
             cancelled_id = await session.cancel(reason="changed my mind")
         assert cancelled_id == 2
         assert isinstance(outcome[0], RequestCancelled)
@@ -177,9 +175,7 @@ async def test_initialize_cannot_be_cancelled_and_its_timeout_sends_no_cancel() 
         refused: list[Exception] = []
 
         async def try_cancel() -> None:
-            with anyio.fail_after(5):
-                while not session.in_flight:
-                    await anyio.sleep(0.01)
+            await until_in_flight(session)
             try:
                 await session.cancel(1)
             except LifecycleError as exc:

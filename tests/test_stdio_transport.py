@@ -11,7 +11,15 @@ import textwrap
 
 import anyio
 import pytest
-from support import event_kinds, lab_session, process_alive, python_command, rules, wait_gone
+from support import (
+    event_kinds,
+    lab_session,
+    process_alive,
+    python_command,
+    rules,
+    until_in_flight,
+    wait_gone,
+)
 
 from mcp_nb.client import ClientSession
 from mcp_nb.protocol import State
@@ -70,9 +78,7 @@ async def test_shutdown_cancels_pending_requests_but_never_initialize() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
-            with anyio.fail_after(5):
-                while not session.in_flight:
-                    await anyio.sleep(0.01)
+            await until_in_flight(session)
             await session.shutdown()
     assert "shutting down" in str(errors[0])
     cancels = session.transcript.filter(direction="send", method="notifications/cancelled")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from mcp_nb.protocol.versions import SUPPORTED_VERSIONS
 
@@ -325,26 +325,8 @@ def parse_command_line(argv: Sequence[str] | None = None) -> tuple[Knobs, HttpOp
 
 
 def _knobs(ns: argparse.Namespace) -> Knobs:
-    return Knobs(
-        answer_version=ns.answer_version,
-        supported_versions=ns.supported_versions,
-        reject_version=ns.reject_version,
-        omit_capabilities=frozenset(ns.omit_capability),
-        delay=ns.delay,
-        ignore_cancel=ns.ignore_cancel,
-        ignore_stdin_close=ns.ignore_stdin_close,
-        ignore_sigterm=ns.ignore_sigterm,
-        crash_after=ns.crash_after,
-        exit_after=ns.exit_after,
-        garbage_stdout=ns.garbage_stdout,
-        request_before_initialized=ns.request_before_initialized,
-        reuse_response_id=ns.reuse_response_id,
-        never_answer=frozenset(ns.never_answer),
-        hostile_strings=ns.hostile_strings,
-        stderr_chatter=ns.stderr_chatter,
-        drop_stream_after=ns.drop_stream_after,
-        expire_session_after=ns.expire_session_after,
-        no_delete=ns.no_delete,
-        no_get_stream=ns.no_get_stream,
-        require_header=ns.require_header,
-    )
+    # Each flag's dest is its field's name; only the repeatable flags differ (plural, a set).
+    values = {f.name: getattr(ns, f.name) for f in fields(Knobs) if hasattr(ns, f.name)}
+    values["omit_capabilities"] = frozenset(ns.omit_capability)
+    values["never_answer"] = frozenset(ns.never_answer)
+    return Knobs(**values)

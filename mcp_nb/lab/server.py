@@ -44,21 +44,22 @@ from mcp_nb.lab.content import (
     build_catalogue,
 )
 from mcp_nb.lab.knobs import Knobs
+from mcp_nb.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+)
+from mcp_nb.protocol.models import LOG_LEVELS
 
 Message = dict[str, Any]
 #: Delivers one outgoing message to the client; called from the loop thread only.
 Send = Callable[[Message], None]
 RequestId = str | int
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-RESOURCE_NOT_FOUND = -32002
 
-#: RFC 5424 severities in increasing order, as MCP's logging/setLevel uses them.
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 #: Methods a client may send before initialize has succeeded.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})

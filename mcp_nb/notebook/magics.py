@@ -26,7 +26,7 @@ from traitlets import Bool, Float, Int
 
 from ..client.session import RawExchange
 from ..protocol.errors import McpError
-from ..protocol.models import CallToolResult
+from ..protocol.models import LOG_LEVELS, CallToolResult
 from ..transports import StdioTransport, Transport, http_transport
 from . import render
 from .forms import ServerRequestInbox, ToolForm
@@ -189,8 +189,7 @@ def build_parser() -> _Parser:
     p = command("ping", "send ping and show the round trip")
     _request_options(p)
     p = command("log-level", "logging/setLevel")
-    p.add_argument("level", choices=["debug", "info", "notice", "warning", "error", "critical",
-                                     "alert", "emergency"])
+    p.add_argument("level", choices=LOG_LEVELS)
     _request_options(p)
 
     p = command("timeout", "show or set timeouts for the current session")

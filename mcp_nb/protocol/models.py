@@ -20,6 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+#: ``logging/setLevel`` levels: RFC 5424 severities, least severe first.
+LOG_LEVELS: tuple[str, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
