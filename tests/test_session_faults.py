@@ -339,3 +339,13 @@ async def test_server_error_is_not_confused_with_lifecycle() -> None:
             await session.read_resource("lab://nope")
         assert session.state is State.OPERATING
         assert "SIGKILL" not in event_kinds(session)
+
+
+async def test_a_raw_request_honours_its_timeout_and_guards_record_findings() -> None:
+    async with lab_session("--never-answer", "tools/list", connect=False) as session:
+        exchange = await session.send_raw(
+            '{"jsonrpc": "2.0", "id": 40, "method": "tools/list"}', timeout=0.2)
+        assert isinstance(exchange.outcomes[0], RequestTimeout)
+        # Sent before initialize: recorded as a finding, not refused.
+        assert rules(session) == ["client-message-before-initialize"]
+        assert session.state is State.UNINITIALIZED

@@ -490,6 +490,16 @@ class ClientSession:
         if params is not None:
             message["params"] = params
         await self._send(message, "notification", method, None)
+        self._after_sending(method)
+
+    def _before_sending(self, method: str, params: dict[str, Any] | None) -> None:
+        """Lifecycle effects of a message about to leave (initialize starts initializing)."""
+        if method == "initialize" and self.state is State.UNINITIALIZED:
+            self.offered_version = str((params or {}).get("protocolVersion"))
+            self.lifecycle.fire(Event.SEND_INITIALIZE, "client sent initialize")
+
+    def _after_sending(self, method: str) -> None:
+        """Lifecycle effects of a message that left (initialized starts operating)."""
         if method == "notifications/initialized" and self.state is State.INITIALIZED:
             self.lifecycle.fire(Event.SEND_INITIALIZED, "client sent notifications/initialized")
 
@@ -538,9 +548,7 @@ class ClientSession:
             else reset_timeout_on_progress
         )
         self._pending[request_id] = pending
-        if method == "initialize" and self.state is State.UNINITIALIZED:
-            self.offered_version = str((params or {}).get("protocolVersion"))
-            self.lifecycle.fire(Event.SEND_INITIALIZE, "client sent initialize")
+        self._before_sending(method, params)
         try:
             await self._send(message, "request", method, request_id)
         except BaseException:
@@ -576,12 +584,11 @@ class ClientSession:
                                  "sent a batch, which only protocol 2025-03-26 allows", raw)
         waiting: list[_Pending] = []
         for message in messages:
+            if isinstance(message, (Request, Notification)):
+                # Nothing is refused, but every broken rule becomes a finding.
+                self._guard(message.method, is_request=isinstance(message, Request), force=True)
             if isinstance(message, Request):
-                waiting.append(self._register_raw_request(message))
-            elif isinstance(message, Notification):
-                refusal = self.lifecycle.client_refusal(message.method, is_request=False)
-                if refusal:
-                    self._record_finding(refusal[0], "client", f"sent anyway: {refusal[1]}", raw)
+                waiting.append(self._register_raw_request(message, timeout))
         single = messages[0] if len(messages) == 1 and not isinstance(parsed, list) else None
         kind = ("batch" if isinstance(parsed, list) else "invalid" if single is None
                 else _KIND_OF[type(single)])
@@ -594,9 +601,8 @@ class ClientSession:
         )
         await self._transmit(frame)
         for message in messages:
-            if (isinstance(message, Notification) and message.method ==
-                    "notifications/initialized" and self.state is State.INITIALIZED):
-                self.lifecycle.fire(Event.SEND_INITIALIZED, "client sent notifications/initialized")
+            if isinstance(message, Notification):
+                self._after_sending(message.method)
         outcomes: list[dict[str, Any] | Exception] = []
         for pending in waiting:
             try:
@@ -610,11 +616,7 @@ class ClientSession:
             outcomes=outcomes,
         )
 
-    def _register_raw_request(self, message: Request) -> _Pending:
-        refusal = self.lifecycle.client_refusal(message.method, is_request=True)
-        if refusal:
-            self._record_finding(refusal[0], "client", f"sent anyway: {refusal[1]}",
-                                 message.method)
+    def _register_raw_request(self, message: Request, timeout: float | None) -> _Pending:
         if message.id in self._pending:
             raise ValueError(f"request id {message.id!r} is already in flight; pick another id")
         if self._ids.was_issued(message.id) or message.id in self._abandoned:
@@ -623,11 +625,9 @@ class ClientSession:
                                  message.method)
         self._ids.reserve(message.id)
         pending = _Pending(message.id, message.method, None)  # type: ignore[arg-type]
-        pending.timeout = self.default_timeout
+        pending.timeout = self.default_timeout if timeout is _UNSET else (timeout or math.inf)
         self._pending[message.id] = pending  # type: ignore[index]
-        if message.method == "initialize" and self.state is State.UNINITIALIZED:
-            self.offered_version = str((message.params or {}).get("protocolVersion"))
-            self.lifecycle.fire(Event.SEND_INITIALIZE, "client sent initialize (raw)")
+        self._before_sending(message.method, message.params)
         return pending
 
     async def _wait(self, pending: _Pending, max_timeout: float | None) -> dict[str, Any]:
