@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
 from traitlets import Bool, Float, Int
 
+from ..client.errors import RequestCancelled
 from ..client.session import RawExchange
 from ..protocol.errors import McpError
 from ..protocol.models import LOG_LEVELS, CallToolResult
@@ -440,8 +442,8 @@ class McpMagics(Magics):
             try:
                 result = await hosted.session.call_tool(args.tool, arguments, **options)
             except BaseException as exc:
-                progress.finish("cancelled" if "cancel" in type(exc).__name__.lower()
-                                else f"failed: {type(exc).__name__}")
+                cancelled = isinstance(exc, (RequestCancelled, anyio.get_cancelled_exc_class()))
+                progress.finish("cancelled" if cancelled else f"failed: {type(exc).__name__}")
                 raise
             progress.finish("done")
             return result

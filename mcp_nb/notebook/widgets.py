@@ -122,17 +122,19 @@ class Handshake(_Described, w.VBox):
         self._cards = w.HTML()
         self._sequence = w.HTML()
         self.children = [self._sequence, self._cards]
-        self._complete = False
+        self._unsubscribe = session.transcript.subscribe(self._on_entry)
         self._redraw()
-        session.transcript.subscribe(self._on_entry)
 
     def _on_entry(self, entry: TranscriptEntry) -> None:
-        if not self._complete and entry.direction != "event":
+        if entry.direction != "event":
             self._redraw()
 
     def _redraw(self) -> None:
         request, response, initialized = _handshake_entries(self._session)
-        self._complete = initialized is not None
+        if initialized is not None:
+            # The handshake is over: stop listening, so later messages cost it nothing.
+            self._unsubscribe()
+            self._unsubscribe = lambda: None
         titles = ("1. initialize (client → server)", "2. initialize result (server → client)",
                   "3. notifications/initialized (client → server)")
         self._cards.value = render.STYLE + '<div class="mcpnb">' + "".join(
