@@ -69,7 +69,8 @@ class Client:
         raise NotImplementedError
 
     async def call(self, handle: Any) -> None:
-        raise NotImplementedError
+        """One tools/call; the SDK-shaped clients all spell it the same way."""
+        await handle.call_tool(TOOL, ARGUMENTS)
 
     async def burst(self, handle: Any, total: int, inflight: int) -> None:
         """Concurrent callers, each awaiting its own calls in turn."""
@@ -234,9 +235,6 @@ class McpNb(Client):
             await session.connect()
             yield session
 
-    async def call(self, handle: Any) -> None:
-        await handle.call_tool(TOOL, ARGUMENTS)
-
 
 class OfficialSdk(Client):
     """The official MCP Python SDK: ``stdio_client`` plus ``ClientSession.initialize``."""
@@ -259,9 +257,6 @@ class OfficialSdk(Client):
             await session.initialize()  # handshake mode: initialize, then initialized
             yield session
 
-    async def call(self, handle: Any) -> None:
-        await handle.call_tool(TOOL, ARGUMENTS)
-
 
 class FastMcp(Client):
     """fastmcp's Client in handshake (``legacy``) mode, not kept alive after the block."""
@@ -281,9 +276,6 @@ class FastMcp(Client):
         transport = StdioTransport(argv[0], argv[1:], keep_alive=False)
         async with FastMcpClient(transport, mode="legacy") as client:
             yield client
-
-    async def call(self, handle: Any) -> None:
-        await handle.call_tool(TOOL, ARGUMENTS)
 
 
 CLIENTS: dict[str, Callable[..., Client]] = {
