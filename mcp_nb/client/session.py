@@ -43,7 +43,6 @@ from ..protocol.envelope import (
 from ..protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
-    PARSE_ERROR,
     CapabilityError,
     EnvelopeError,
     LifecycleError,
@@ -739,25 +738,17 @@ class ClientSession:
         except EnvelopeError as exc:
             self._on_invalid(frame, exc)
             return
-        if isinstance(parsed, list):
-            for obj, message in zip(raw, parsed, strict=False):
-                await self._dispatch(message, obj, len(frame) // len(parsed))
-        else:
+        if not isinstance(parsed, list):  # the common case: one message per frame
             await self._dispatch(parsed, raw, len(frame))
+            return
+        for obj, message in zip(raw, parsed, strict=True):
+            await self._dispatch(message, obj, len(frame) // len(parsed))
 
     def _on_invalid(self, frame: bytes, exc: EnvelopeError) -> None:
         text = frame[:2000].decode("utf-8", "replace")
-        if exc.code == PARSE_ERROR:
-            rule = "invalid-json"
-        elif "batch" in exc.message:
-            rule = "batch-not-allowed"
-        elif "exceeds" in exc.message:
-            rule = "message-too-large"
-        else:
-            rule = "invalid-message"
         self.transcript.add(self._elapsed(), "recv", "invalid", self.state.value,
-                            size=len(frame), text=text, note=rule)
-        self._record_finding(rule, "server", exc.message, text)
+                            size=len(frame), text=text, note=exc.rule)
+        self._record_finding(exc.rule, "server", exc.message, text)
 
     async def _dispatch(self, message: Message, raw: dict[str, Any], size: int) -> None:
         if isinstance(message, (Response, ErrorResponse)):

@@ -192,6 +192,7 @@ def decode(
         raise EnvelopeError(
             INVALID_REQUEST,
             f"message of {size} bytes exceeds the {max_bytes}-byte limit",
+            rule="message-too-large",
         )
     try:
         # MCP messages are UTF-8: decode strictly rather than let json guess UTF-16/32.
@@ -209,6 +210,7 @@ def decode(
                 INVALID_REQUEST,
                 "JSON-RPC batches (arrays) are not allowed in this protocol version "
                 "(only 2025-03-26 had them)",
+                rule="batch-not-allowed",
             )
         if not obj:
             raise EnvelopeError(INVALID_REQUEST, "an empty batch is not a valid message")

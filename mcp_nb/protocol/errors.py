@@ -41,14 +41,17 @@ class EnvelopeError(McpError):
     """A message that is not valid JSON-RPC 2.0 (or breaks MCP's framing rules).
 
     ``code`` is -32700 for bytes that are not JSON and -32600 for JSON that is
-    not a valid message; ``id`` is the message id when it could be recovered.
+    not a valid message; ``id`` is the message id when it could be recovered;
+    ``rule`` names the broken rule in :data:`mcp_nb.protocol.findings.RULES`.
     """
 
-    def __init__(self, code: int, message: str, *, id: str | int | None = None) -> None:
+    def __init__(self, code: int, message: str, *, id: str | int | None = None,
+                 rule: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.id = id
+        self.rule = rule or ("invalid-json" if code == PARSE_ERROR else "invalid-message")
 
 
 class LifecycleError(McpError):
