@@ -86,17 +86,20 @@ def test_exactly_the_six_states_are_reachable():
 
 def test_table_edges():
     edges = {(t.source, t.event): t.target for t in TRANSITIONS}
-    assert len(edges) == len(TRANSITIONS) == 12  # no duplicate (state, event) rows
+    assert len(edges) == len(TRANSITIONS) == 13  # no duplicate (state, event) rows
     live = (S.UNINITIALIZED, S.INITIALIZING, S.INITIALIZED, S.OPERATING)
     expected = {
         (S.UNINITIALIZED, E.SEND_INITIALIZE): S.INITIALIZING,
         (S.INITIALIZING, E.INITIALIZE_RESULT): S.INITIALIZED,
         (S.INITIALIZED, E.SEND_INITIALIZED): S.OPERATING,
+        (S.UNINITIALIZED, E.ADOPT_STATELESS): S.OPERATING,
         **{(s, E.SHUTDOWN): S.SHUTTING_DOWN for s in live},
         **{(s, E.TRANSPORT_CLOSED): S.TERMINATED for s in (*live, S.SHUTTING_DOWN)},
     }
     assert edges == expected
     assert all(isinstance(t, Transition) and t.meaning for t in TRANSITIONS)
+    # Only the stateless shortcut is era-specific; the handshake diagram omits it.
+    assert [t.event for t in TRANSITIONS if t.era] == [E.ADOPT_STATELESS]
 
 
 def test_terminated_has_no_outgoing_edges():
@@ -107,7 +110,8 @@ def test_terminated_has_no_outgoing_edges():
 @pytest.mark.parametrize(
     ("state", "events"),
     [
-        (S.UNINITIALIZED, [E.SEND_INITIALIZE, E.SHUTDOWN, E.TRANSPORT_CLOSED]),
+        (S.UNINITIALIZED, [E.SEND_INITIALIZE, E.ADOPT_STATELESS, E.SHUTDOWN,
+                           E.TRANSPORT_CLOSED]),
         (S.INITIALIZING, [E.INITIALIZE_RESULT, E.SHUTDOWN, E.TRANSPORT_CLOSED]),
         (S.INITIALIZED, [E.SEND_INITIALIZED, E.SHUTDOWN, E.TRANSPORT_CLOSED]),
         (S.OPERATING, [E.SHUTDOWN, E.TRANSPORT_CLOSED]),
@@ -254,12 +258,12 @@ def test_path_of_an_aborted_handshake():
 # -- guards: what the client may send -------------------------------------------------------
 
 REQUESTS = ["initialize", "ping", "tools/list", "tools/call", "resources/read",
-            "logging/setLevel", "completion/complete", "anything/else"]
+            "logging/setLevel", "completion/complete", "server/discover", "anything/else"]
 NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled",
                  "notifications/progress", "notifications/roots/list_changed"]
 
 ALLOWED_REQUESTS: dict[State, set[str]] = {
-    S.UNINITIALIZED: {"initialize"},
+    S.UNINITIALIZED: {"initialize", "server/discover"},
     S.INITIALIZING: {"ping"},
     S.INITIALIZED: {"ping"},
     S.OPERATING: set(REQUESTS) - {"initialize"},

@@ -28,11 +28,14 @@ def unopened() -> ClientSession:
     return ClientSession(StdioTransport(lab_command()))
 
 
-def test_state_diagram_draws_every_transition_of_the_table() -> None:
+def test_state_diagram_draws_every_handshake_transition_of_the_table() -> None:
     svg = render.state_diagram_svg(State.UNINITIALIZED, [State.UNINITIALIZED])
-    assert svg.count("<line ") == len(TRANSITIONS)
-    for transition in TRANSITIONS:
+    handshake = [t for t in TRANSITIONS if t.era != "stateless"]
+    assert svg.count("<line ") == len(handshake) == len(TRANSITIONS) - 1
+    for transition in handshake:
         assert f"{transition.source.value} → {transition.target.value}" in svg
+    # The stateless shortcut is not drawn: the handshake era's view is unchanged.
+    assert "stateless era" not in svg
     states = re.findall(r'data-state="([A-Za-z]+)"', svg)
     assert states == [s.value for s in State]
     assert re.search(r'class="state current" data-state="Uninitialized"', svg)

@@ -67,3 +67,35 @@ class ServerExited(SessionClosed):
         self.stderr_tail = stderr_tail
         self.transport_error = transport_error
         super().__init__(message)
+
+
+class RequestRefused(ServerError):
+    """An HTTP server refused a stateless-era request without a JSON-RPC answer.
+
+    ``code`` is the JSON-RPC code of an error body without an id, or ``None``
+    when the body was not JSON-RPC at all (a handshake-era server's plain 400,
+    say); ``status`` is the HTTP status.
+    """
+
+    def __init__(self, method: str, status: int, code: int | None, message: str,
+                 data: Any = None) -> None:
+        self.status = status
+        super().__init__(method, code if code is not None else 0, message, data)
+        self.code = code  # type: ignore[assignment]
+        self.args = (f"{method}: HTTP {status} without a JSON-RPC answer: {message}",)
+
+
+class InvalidResult(McpError):
+    """A stateless-era result the client cannot use (unknown ``resultType``, say)."""
+
+
+class InputRequestFailed(McpError):
+    """An ``input_required`` result asked for input this client could not give."""
+
+
+class EraProbeFailed(McpError):
+    """``server/discover`` could not settle which era to speak, and falling back is wrong.
+
+    Raised for a stateless-era server that shares no version with this client,
+    or that rejected the probe itself; the message says which.
+    """

@@ -29,6 +29,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .. import __version__
+from ..protocol import stateless
 from ..protocol.envelope import (
     DEFAULT_MAX_MESSAGE_BYTES,
     ErrorResponse,
@@ -43,16 +44,19 @@ from ..protocol.envelope import (
 from ..protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
     EnvelopeError,
     LifecycleError,
     McpError,
+    UnsupportedProtocolVersionError,
     UnsupportedVersionError,
 )
 from ..protocol.findings import Finding, make_finding
 from ..protocol.lifecycle import Event, Lifecycle, State, TransitionRecord
 from ..protocol.models import (
     CallToolResult,
+    DiscoverResult,
     Implementation,
     InitializeResult,
     Prompt,
@@ -61,10 +65,21 @@ from ..protocol.models import (
     Tool,
 )
 from ..protocol.negotiation import Capabilities, VersionOutcome, check_version, version_rejection
-from ..protocol.versions import LATEST_VERSION, VERSIONS
+from ..protocol.versions import (
+    LATEST_STATELESS_VERSION,
+    LATEST_VERSION,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+    VERSIONS,
+    Era,
+)
 from ..transports.base import Transport, TransportClosed, TransportEvent
 from .errors import (
+    EraProbeFailed,
+    InputRequestFailed,
+    InvalidResult,
     RequestCancelled,
+    RequestRefused,
     RequestTimeout,
     ServerError,
     ServerExited,
@@ -79,6 +94,11 @@ ProgressCallback = Callable[[float, float | None, str | None], Any]
 NotificationCallback = Callable[[Notification], Any]
 
 DEFAULT_TIMEOUT = 30.0
+#: How long ``server/discover`` may stay unanswered before the era probe reads the
+#: silence as a handshake-era server (the stdio binding's "reasonable timeout").
+DEFAULT_PROBE_TIMEOUT = 10.0
+#: ``input_required`` answers one request may get before the client gives up.
+DEFAULT_MAX_INPUT_ROUNDS = 8
 #: Even with reset-on-progress a request never waits longer than this (spec: always
 #: enforce a maximum).
 DEFAULT_MAX_TIMEOUT = 300.0
@@ -102,7 +122,10 @@ KNOWN_SERVER_NOTIFICATIONS = frozenset({
     "notifications/tools/list_changed",
     "notifications/prompts/list_changed",
     "notifications/elicitation/complete",
+    "notifications/subscriptions/acknowledged",
 })
+
+EraChoice = Era | str
 
 
 _KIND_OF: dict[type, str] = {
@@ -120,6 +143,32 @@ class RawExchange:
     state: State
     #: For each request in the message: its result dict, or the error it produced.
     outcomes: list[dict[str, Any] | Exception] = field(default_factory=list)
+
+
+@dataclass
+class EraStep:
+    """One step of settling the era: a probe, its verdict, a fallback, the adoption."""
+
+    time: float
+    #: "probe", "verdict", "fallback", "adopt" or "version".
+    kind: str
+    detail: str
+
+
+@dataclass
+class Subscription:
+    """One ``subscriptions/listen`` request (stateless era): open until cancelled.
+
+    ``acknowledged`` is what the server agreed to send (None until it says so);
+    ``notifications`` collects the notifications tagged with this subscription.
+    """
+
+    request_id: int
+    requested: dict[str, Any]
+    acknowledged: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+    #: Why the subscription ended (None while it is open).
+    ended: str | None = None
 
 
 class _Pending:
@@ -179,6 +228,9 @@ class ClientSession:
         on_roots: RequestHandler | None = None,
         on_sampling: RequestHandler | None = None,
         on_elicitation: RequestHandler | None = None,
+        log_level: str | None = None,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
     ) -> None:
         self.transport = transport
         if client_info is None:
@@ -200,8 +252,16 @@ class ClientSession:
         if capabilities is None:
             capabilities = {_CAPABILITY_OF_HANDLER[m]: {} for m in self._handlers}
         self.client_capabilities: dict[str, Any] = dict(capabilities)
+        #: Version every stateless-era request carries (a -32022 answer may change it).
+        self.stateless_version = LATEST_STATELESS_VERSION
+        if protocol_version in STATELESS_VERSIONS:
+            self.stateless_version, protocol_version = protocol_version, None
         #: Version offered by :meth:`initialize` unless it is given one.
         self.protocol_version = protocol_version or LATEST_VERSION
+        #: Stateless era: the minimum log level each request asks for (None: no logs).
+        self.log_level = log_level
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
         self.default_timeout = timeout
         self.max_timeout = max_timeout
         self.reset_timeout_on_progress = reset_timeout_on_progress
@@ -218,6 +278,15 @@ class ClientSession:
         #: The protocolVersion the initialize request carried.
         self.offered_version = self.protocol_version
         self.capabilities = Capabilities(client=self.client_capabilities, server={})
+        #: The era this session speaks: None until initialize or the probe settles it.
+        self.era: Era | None = None
+        #: How the era was settled (probe, verdict, fallback), in order.
+        self.era_steps: list[EraStep] = []
+        #: What ``server/discover`` answered (stateless era).
+        self.discover_result: DiscoverResult | None = None
+        #: ``io.modelcontextprotocol/serverInfo`` of the latest result that carried one.
+        self.last_server_info: dict[str, Any] | None = None
+        self.subscriptions: dict[int, Subscription] = {}
 
         self._ids = IdAllocator()
         self._pending: dict[int, _Pending] = {}
@@ -284,10 +353,22 @@ class ClientSession:
 
     @property
     def negotiated_version(self) -> str | None:
+        """The version in use: negotiated by initialize, or carried by every stateless request."""
+        if self.era is Era.STATELESS:
+            return self.stateless_version
         return self.initialize_result.protocolVersion if self.initialize_result else None
 
     @property
     def server_info(self) -> Implementation | None:
+        """Who the server says it is (initialize result; stateless: discover or result _meta)."""
+        if self.era is Era.STATELESS:
+            info = self.last_server_info
+            if info is None and self.discover_result is not None:
+                return self.discover_result.serverInfo
+            try:
+                return Implementation.model_validate(info) if info is not None else None
+            except ValueError:
+                return None
         return self.initialize_result.serverInfo if self.initialize_result else None
 
     @property
@@ -344,6 +425,27 @@ class ClientSession:
         )
         if event.kind == "oversized line":
             self._record_finding("message-too-large", "server", event.detail, None)
+        elif event.kind == "request refused":
+            self._on_request_refused(event.data)
+
+    def _on_request_refused(self, data: dict[str, Any]) -> None:
+        """An HTTP refusal of a stateless request that carried no JSON-RPC answer."""
+        pending = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+        if pending is None:
+            return
+        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        code = error.get("code") if isinstance(error.get("code"), int) else None
+        message = str(error.get("message") or data.get("body") or "(empty body)")
+        pending.finish(error=RequestRefused(pending.method, int(data.get("status", 0)), code,
+                                            message, error.get("data")))
+
+    def _note(self, kind: str, text: str) -> None:
+        """A line of the client's own reasoning in the transcript (era, input rounds)."""
+        self.transcript.add(self._elapsed(), "event", kind, self.state.value, text=text)
+
+    def _era_step(self, kind: str, detail: str) -> None:
+        self.era_steps.append(EraStep(self._elapsed(), kind, detail))
+        self._note(f"era {kind}", detail)
 
     # -- handshake --------------------------------------------------------------------
 
@@ -372,6 +474,12 @@ class ClientSession:
             raise
         except ServerError as exc:
             rejection = version_rejection(offered, exc.code, exc.message, exc.data)
+            if rejection is None and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                rejection = UnsupportedProtocolVersionError(
+                    requested=offered, server_supported=stateless.supported_from_error(exc.data)
+                    or [], supported=SUPPORTED_VERSIONS,
+                    hint="a stateless-era (2026-07-28) server has no initialize: connect with "
+                         "era='auto' or era='stateless' (%mcp connect … --era auto)")
             await self.shutdown(reason="initialize failed")
             if rejection is not None:
                 raise rejection from exc
@@ -398,6 +506,7 @@ class ClientSession:
             return
         self.version_outcome = outcome
         self.initialize_result = parsed
+        self.era = Era.HANDSHAKE
         server_caps = parsed.capabilities.model_dump(exclude_none=True)
         self.capabilities = Capabilities(
             client=self.client_capabilities, server=server_caps, version=parsed.protocolVersion
@@ -413,11 +522,94 @@ class ClientSession:
         """Send ``notifications/initialized`` (Initialized → Operating)."""
         await self.notify("notifications/initialized")
 
-    async def connect(self, version: str | None = None) -> InitializeResult:
-        """The whole handshake in one call: initialize, then initialized."""
-        result = await self.initialize(version)
-        await self.send_initialized()
-        return result
+    async def connect(self, version: str | None = None, *,
+                      era: EraChoice = Era.HANDSHAKE) -> InitializeResult | DiscoverResult:
+        """Settle the era and get ready to operate, in one call.
+
+        ``era="handshake"`` (the default): initialize, then initialized; returns
+        the :class:`InitializeResult`.  ``era="stateless"``: ``server/discover``,
+        and the session speaks 2026-07-28 per request; returns the
+        :class:`DiscoverResult`.  ``era="auto"``: probe with ``server/discover``
+        and fall back to the handshake unless the answer is a recognised
+        stateless-era one (spec: basic/versioning#backward-compatibility).  Each
+        step is in :attr:`era_steps` and the transcript.  ``version`` is offered
+        in the era it belongs to.
+        """
+        choice = era if isinstance(era, Era) else _parse_era(era)
+        offered = version
+        if version in STATELESS_VERSIONS:
+            self.stateless_version, offered = version, None
+        if choice is Era.HANDSHAKE:
+            result = await self.initialize(offered)
+            await self.send_initialized()
+            return result
+        return await self._probe_era(offered, fall_back=choice == "auto")
+
+    async def _probe_era(self, handshake_version: str | None, *,
+                         fall_back: bool) -> InitializeResult | DiscoverResult:
+        version = self.stateless_version
+        for attempt in range(2):
+            self._era_step("probe", f"server/discover at {version}: a stateless-era server "
+                           "answers it, a handshake-era one refuses or ignores it")
+            try:
+                result = await self._stateless_request(
+                    "server/discover", None, version=version, negotiate=False,
+                    timeout=self.probe_timeout)
+                verdict = stateless.judge_probe(version, result=result)
+            except RequestTimeout:
+                verdict = stateless.judge_probe(version, timed_out=True)
+            except ServerError as exc:
+                verdict = stateless.judge_probe(version, error=(exc.code, exc.message, exc.data))
+            self._era_step("verdict", f"{verdict.verdict}: {verdict.reason}")
+            if verdict.verdict == "retry" and attempt == 0 and verdict.version:
+                version = verdict.version
+                continue
+            if verdict.verdict == "stateless":
+                assert verdict.discover is not None and verdict.version is not None
+                self._adopt_stateless(verdict.version, verdict.discover)
+                return verdict.discover
+            if verdict.verdict == "handshake":
+                if not fall_back:
+                    await self.shutdown(reason="not a stateless-era server")
+                    raise EraProbeFailed(
+                        f"the server does not speak the stateless era: {verdict.reason}; "
+                        "connect with era='auto' (or 'handshake') to reach it")
+                self._era_step("fallback", "falling back to the initialize handshake")
+                result = await self.initialize(handshake_version)
+                await self.send_initialized()
+                return result
+            break
+        await self.shutdown(reason="era negotiation failed")
+        raise EraProbeFailed(f"cannot agree on a protocol version: {verdict.reason}")
+
+    def _adopt_stateless(self, version: str, discover: DiscoverResult) -> None:
+        self.era = Era.STATELESS
+        self.stateless_version = version
+        self.discover_result = discover
+        self.capabilities = Capabilities(
+            client=self.client_capabilities,
+            server=discover.capabilities.model_dump(exclude_none=True), version=version)
+        self.transport.set_protocol_version(version)
+        self._era_step("adopt", f"stateless era, protocol {version}: no handshake; every "
+                       "request carries version, capabilities and client info in _meta")
+        self.lifecycle.fire(Event.ADOPT_STATELESS, f"server/discover answered; speaking {version}")
+
+    async def discover(self, version: str | None = None, **options: Any) -> DiscoverResult:
+        """Send ``server/discover`` (any era's session may ask; it settles nothing).
+
+        To *choose* the stateless era use ``connect(era="stateless")`` or
+        ``connect(era="auto")``.
+        """
+        result = await self._stateless_request("server/discover", None, version=version,
+                                               **options)
+        try:
+            parsed = DiscoverResult.model_validate(result)
+        except ValueError as exc:
+            raise InvalidResult(f"server/discover: the result is not a discover result "
+                                f"({str(exc).splitlines()[0]})") from None
+        if self.era is Era.STATELESS:
+            self.discover_result = parsed
+        return parsed
 
     # -- sending ------------------------------------------------------------------------
 
@@ -429,6 +621,14 @@ class ClientSession:
             raise SessionClosed(
                 f"cannot send {method!r}: the session is {self.state.value}; open a new session"
             )
+        if self.era is Era.STATELESS and method in stateless.REMOVED_METHODS:
+            text = (f"{method!r} does not exist in the stateless era ({self.stateless_version}): "
+                    f"{stateless.REMOVED_METHODS[method]}")
+            if not force:
+                raise LifecycleError(f"{text} (pass force=True to send it anyway)")
+            self._record_finding("removed-in-stateless-era", "client", f"sent anyway: {text}",
+                                 method)
+            return
         refusal = self.lifecycle.client_refusal(method, is_request=is_request)
         if refusal is not None:
             rule_id, text = refusal
@@ -513,6 +713,7 @@ class ClientSession:
         max_timeout: float | None = None,
         force: bool = False,
         on_sent: Callable[[int], Any] | None = None,
+        log_level: str | None = _UNSET,
     ) -> dict[str, Any]:
         """Send a request and wait for its result (a dict).
 
@@ -529,7 +730,33 @@ class ClientSession:
         :class:`RequestTimeout` (-32001) after sending ``notifications/cancelled``,
         :class:`RequestCancelled` if :meth:`cancel` was called, and
         :class:`ServerExited` if the server went away meanwhile.
+
+        In the stateless era the request also carries the ``_meta`` fields
+        (version, capabilities, client info, and ``log_level`` or the session's
+        :attr:`log_level`); an ``input_required`` result is answered through the
+        same handlers as the handshake era's server→client requests and the
+        request retried, until a complete result arrives.
         """
+        options = dict(timeout=timeout, on_progress=on_progress,
+                       reset_timeout_on_progress=reset_timeout_on_progress,
+                       max_timeout=max_timeout, force=force, on_sent=on_sent)
+        if self.era is Era.STATELESS:
+            return await self._stateless_request(method, params, log_level=log_level, **options)
+        return await self._request_once(method, params, **options)
+
+    async def _request_once(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        reset_timeout_on_progress: bool | None,
+        max_timeout: float | None,
+        force: bool,
+        on_sent: Callable[[int], Any] | None,
+    ) -> dict[str, Any]:
+        """One request, one response: what both eras share."""
         self._guard(method, is_request=True, force=force)
         request_id = self._ids.allocate()
         if on_progress is not None:
@@ -556,6 +783,190 @@ class ClientSession:
         if on_sent is not None:
             on_sent(request_id)
         return await self._wait(pending, max_timeout)
+
+    # -- the stateless era -------------------------------------------------------------------
+
+    async def _stateless_request(self, method: str, params: dict[str, Any] | None, *,
+                                 version: str | None = None, log_level: str | None = _UNSET,
+                                 negotiate: bool = True, **options: Any) -> dict[str, Any]:
+        """A stateless-era request: ``_meta`` on it, -32022 renegotiation, input rounds.
+
+        ``negotiate=False`` is the era probe: errors and results come back raw,
+        for :func:`~mcp_nb.protocol.stateless.judge_probe` to read.
+        """
+        version = version or self.stateless_version
+        level = self.log_level if log_level is _UNSET else log_level
+        meta = stateless.request_meta(
+            version, self.client_capabilities,
+            self.client_info.model_dump(exclude_none=True), level)
+        current = stateless.with_meta(params, meta)
+        options = {"timeout": _UNSET, "on_progress": None, "reset_timeout_on_progress": None,
+                   "max_timeout": None, "force": False, "on_sent": None, **options}
+        renegotiated = False
+        rounds = 0
+        while True:
+            try:
+                result = await self._request_once(method, current, **options)
+            except ServerError as exc:
+                if not negotiate or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                    raise
+                supported = stateless.supported_from_error(exc.data) or []
+                mutual = [v for v in STATELESS_VERSIONS if v in supported and v != version]
+                if renegotiated or not mutual:
+                    raise UnsupportedProtocolVersionError(
+                        requested=version, server_supported=supported,
+                        supported=STATELESS_VERSIONS,
+                        hint="if it lists handshake-era versions, connect with era='auto'"
+                    ) from exc
+                renegotiated = True
+                self._era_step("version", f"{method}: the server does not speak {version}; "
+                               f"retrying at {mutual[-1]}, which it lists")
+                version = self.stateless_version = mutual[-1]
+                current = stateless.with_meta(
+                    {**current, "_meta": {k: v for k, v in current["_meta"].items()
+                                          if k != stateless.META_PROTOCOL_VERSION}},
+                    {stateless.META_PROTOCOL_VERSION: version})
+                continue
+            if not negotiate:
+                return result
+            if self._result_kind(method, result) == stateless.RESULT_COMPLETE:
+                return result
+            rounds += 1
+            if rounds > self.max_input_rounds:
+                raise InputRequestFailed(
+                    f"{method}: the server still asks for input after {self.max_input_rounds} "
+                    "rounds; giving up (raise max_input_rounds if that is expected)")
+            needed = stateless.parse_input_required(result)
+            answers = await self._answer_input_requests(method, needed)
+            current = stateless.retry_params(current, answers, needed.request_state)
+
+    def _result_kind(self, method: str, result: dict[str, Any]) -> str:
+        """Read a stateless result's ``resultType`` (recording what breaks the rules)."""
+        info = stateless.server_info_of(result)
+        if info is not None:
+            self.last_server_info = info
+        if "resultType" not in result:
+            self._record_finding("result-type-missing", "server",
+                                 f"the {method} result has no resultType; read as complete",
+                                 result)
+            return stateless.RESULT_COMPLETE
+        kind = stateless.result_type(result)
+        if kind not in stateless.RESULT_TYPES:
+            detail = (f"the {method} result has resultType {kind!r}, which this client does "
+                      "not know (complete, input_required): the result is invalid")
+            self._record_finding("result-type-unknown", "server", detail, result)
+            raise InvalidResult(f"{method}: {detail}")
+        if kind == stateless.RESULT_INPUT_REQUIRED:
+            problem = None
+            if method not in stateless.MRTR_METHODS:
+                problem = (f"{method} may not answer input_required (only "
+                           f"{', '.join(sorted(stateless.MRTR_METHODS))} may)")
+            else:
+                try:
+                    stateless.parse_input_required(result)
+                except ValueError as exc:
+                    problem = str(exc)
+            if problem is not None:
+                self._record_finding("input-required-not-allowed", "server", problem, result)
+                raise InvalidResult(f"{method}: {problem}")
+        return kind
+
+    async def _answer_input_requests(self, method: str,
+                                     needed: stateless.InputRequired) -> dict[str, Any]:
+        """Answer each input request with the handler the handshake era would use."""
+        asked = ", ".join(f"{key} ({request['method']})"
+                          for key, request in needed.requests.items())
+        self._note("input required", f"{method} needs input before it can complete: "
+                   f"{asked or 'nothing asked, only requestState to echo'}; the client "
+                   "answers, then retries with a new id")
+        answers: dict[str, Any] = {}
+        for key, request in needed.requests.items():
+            wanted = request["method"]
+            capability = stateless.INPUT_REQUEST_CAPABILITY[wanted]
+            if not self.capabilities.client_supports(wanted):
+                detail = (f"{method} asked for {wanted} (input {key!r}), but this client did "
+                          f"not declare the {capability!r} capability")
+                self._record_finding("input-request-undeclared", "server", detail, request)
+                raise InputRequestFailed(f"{detail}; declare it (pass on_{capability}=…) "
+                                         "to answer such requests")
+            handler = self._handlers.get(wanted)
+            if handler is None:
+                raise InputRequestFailed(
+                    f"{method} asked for {wanted} (input {key!r}): the client declared "
+                    f"{capability!r} but has no handler (pass on_{capability}=…)")
+            try:
+                answer = handler(request["params"])
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                raise InputRequestFailed(
+                    f"{method}: answering {wanted} (input {key!r}) failed: "
+                    f"{type(exc).__name__}: {exc}") from exc
+            answers[key] = answer
+        if answers:
+            self._note("input answered", f"answered {', '.join(answers)}; retrying {method}")
+        return answers
+
+    async def listen(self, *, tools: bool = False, prompts: bool = False,
+                     resources: bool = False, resource_uris: list[str] | tuple[str, ...] = (),
+                     timeout: float | None = None) -> Subscription:
+        """Open a ``subscriptions/listen`` request (stateless era) and wait for its ack.
+
+        The request stays open; notifications tagged with its id collect in the
+        returned :class:`Subscription` (and reach :meth:`on_notification`
+        callbacks).  End it with :meth:`unlisten`.
+        """
+        if self.era is not Era.STATELESS:
+            raise LifecycleError(
+                "subscriptions/listen belongs to the stateless era; in the handshake era the "
+                "server sends list_changed on its own and resources/subscribe asks for updates")
+        wanted: dict[str, Any] = {}
+        if tools:
+            wanted["toolsListChanged"] = True
+        if prompts:
+            wanted["promptsListChanged"] = True
+        if resources:
+            wanted["resourcesListChanged"] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        sent = anyio.Event()
+        holder: list[Subscription] = []
+
+        def on_sent(request_id: int) -> None:
+            subscription = Subscription(request_id, wanted)
+            self.subscriptions[request_id] = subscription
+            holder.append(subscription)
+            sent.set()
+
+        async def run() -> None:
+            try:
+                await self._stateless_request(
+                    "subscriptions/listen", {"notifications": wanted}, timeout=None,
+                    max_timeout=math.inf, on_sent=on_sent)
+                reason = "the server ended the subscription"
+            except McpError as exc:
+                reason = str(exc)
+            if holder:
+                holder[0].ended = reason
+                holder[0].acknowledged = holder[0].acknowledged or {}
+            sent.set()
+
+        assert self._task_group is not None, "open the session first"
+        self._task_group.start_soon(run)
+        await sent.wait()
+        if not holder:
+            raise SessionClosed("subscriptions/listen could not be sent")
+        subscription = holder[0]
+        with anyio.move_on_after(self.probe_timeout if timeout is None else timeout):
+            while subscription.acknowledged is None:
+                await anyio.sleep(0.005)
+        return subscription
+
+    async def unlisten(self, subscription: Subscription) -> None:
+        """End a subscription (cancels its ``subscriptions/listen`` request)."""
+        if subscription.ended is None and subscription.request_id in self._pending:
+            await self.cancel(subscription.request_id, "the client ended the subscription")
+        subscription.ended = subscription.ended or "the client ended the subscription"
 
     async def send_raw(self, text: str | bytes, *, timeout: float | None = _UNSET) -> RawExchange:
         """Send ``text`` exactly as written — one message, a batch, or garbage.
@@ -680,7 +1091,10 @@ class ClientSession:
         self._pending.pop(pending.id, None)
         self._abandoned[pending.id] = reason
         pending.finish(error=RequestCancelled(pending.method, pending.id, reason))
-        if pending.method == "initialize":
+        if pending.method == "initialize" or (
+                pending.method == "server/discover" and self.era is None):
+            # Never cancelled: initialize by the spec's rule; the era probe because a
+            # handshake-era server must not see a notification before initialize.
             return False
         try:
             await self._send_cancelled(pending.id, reason)
@@ -819,8 +1233,21 @@ class ClientSession:
                 scope.cancel()
         elif method == "notifications/message":
             self.log_messages.append(params)
+        self._route_to_subscription(method, params)
         for callback in list(self._notification_callbacks):
             self._call_soon(callback, message)
+
+    def _route_to_subscription(self, method: str, params: dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        sub_id = meta.get(stateless.META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        subscription = self.subscriptions.get(sub_id)  # type: ignore[arg-type]
+        if subscription is None:
+            return
+        if method == "notifications/subscriptions/acknowledged":
+            agreed = params.get("notifications")
+            subscription.acknowledged = agreed if isinstance(agreed, dict) else {}
+        else:
+            subscription.notifications.append({"method": method, "params": params})
 
     def _on_progress(self, params: dict[str, Any], raw: dict[str, Any]) -> None:
         token = params.get("progressToken")
@@ -1046,3 +1473,13 @@ class ClientSession:
 
     async def set_logging_level(self, level: str, **options: Any) -> None:
         await self.request("logging/setLevel", {"level": level}, **options)
+
+
+def _parse_era(value: str) -> Era | str:
+    """``"auto"``, or the :class:`Era` named by ``value``; a clear error otherwise."""
+    if value == "auto":
+        return "auto"
+    try:
+        return Era(value)
+    except ValueError:
+        raise ValueError(f"unknown era {value!r}: choose auto, handshake or stateless") from None

@@ -115,6 +115,8 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
         f'aria-label="MCP lifecycle, current state {esc(current.value)}">',
     ]
     for transition in TRANSITIONS:
+        if transition.era == "stateless":
+            continue  # a stateless session has its own view (no handshake states)
         x1, y1 = _anchor(transition.source, transition.target)
         x2, y2 = _anchor(transition.target, transition.source)
         on_path = (transition.source, transition.target) in taken

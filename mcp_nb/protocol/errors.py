@@ -18,6 +18,10 @@ INTERNAL_ERROR = -32603
 # MCP's own codes.
 REQUEST_TIMEOUT = -32001
 RESOURCE_NOT_FOUND = -32002
+# Codes the stateless 2026-07-28 revision defines (its reserved range -32020…-32099).
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 ERROR_NAMES: dict[int, str] = {
     PARSE_ERROR: "Parse error",
@@ -27,7 +31,16 @@ ERROR_NAMES: dict[int, str] = {
     INTERNAL_ERROR: "Internal error",
     REQUEST_TIMEOUT: "Request timeout",
     RESOURCE_NOT_FOUND: "Resource not found",
+    HEADER_MISMATCH: "Header mismatch",
+    MISSING_REQUIRED_CLIENT_CAPABILITY: "Missing required client capability",
+    UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version",
 }
+
+#: Errors only a stateless-era (2026-07-28) server sends: receiving one proves the
+#: server is modern, so a dual-era client must not fall back to ``initialize``.
+MODERN_ERROR_CODES = frozenset({
+    HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+})
 
 
 class McpError(Exception):
@@ -101,3 +114,25 @@ class UnsupportedVersionError(McpError):
                 f"(supported: {', '.join(supported)}); the client disconnected as the spec requires"
             )
         super().__init__(text)
+
+
+class UnsupportedProtocolVersionError(McpError):
+    """A stateless-era server rejected the request's protocol version (-32022).
+
+    ``requested`` is the version the request carried, ``server_supported`` what
+    the server listed in ``data.supported``, ``supported`` what this client
+    speaks.  The message says which era to connect with instead.
+    """
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+
+    def __init__(self, *, requested: str, server_supported: list[str],
+                 supported: tuple[str, ...], hint: str = "") -> None:
+        self.requested = requested
+        self.server_supported = server_supported
+        self.supported = supported
+        listed = ", ".join(map(str, server_supported)) or "nothing"
+        text = (f"the server does not support protocol version {requested!r} "
+                f"(-32022 Unsupported protocol version); it supports {listed}; "
+                f"this client speaks {', '.join(supported)}")
+        super().__init__(text + (f"; {hint}" if hint else ""))

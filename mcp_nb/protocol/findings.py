@@ -29,9 +29,11 @@ class Rule:
     summary: str
     #: Path below the versioned spec root, e.g. ``basic/lifecycle#initialization``.
     section: str
+    #: The revision whose text states the rule.
+    spec_version: str = "2025-11-25"
 
-    def url(self, version: str = "2025-11-25") -> str:
-        return f"{SPEC_BASE_URL}/{version}/{self.section}"
+    def url(self, version: str | None = None) -> str:
+        return f"{SPEC_BASE_URL}/{version or self.spec_version}/{self.section}"
 
 
 _RULE_LIST = (
@@ -114,6 +116,34 @@ _RULE_LIST = (
         "progress-unknown-token",
         "Progress notifications must reference a token from an active request.",
         "basic/utilities/progress",
+    ),
+    # The stateless era (2026-07-28).
+    Rule(
+        "removed-in-stateless-era",
+        "The stateless era has no initialize handshake, ping, logging/setLevel or "
+        "resources/subscribe; each request stands alone.",
+        "changelog#major-changes", "2026-07-28",
+    ),
+    Rule(
+        "result-type-missing",
+        "Every result of a 2026-07-28 server carries resultType (absent is read as complete).",
+        "basic#resulttype", "2026-07-28",
+    ),
+    Rule(
+        "result-type-unknown",
+        "A resultType the client does not recognise makes the result invalid.",
+        "basic#resulttype", "2026-07-28",
+    ),
+    Rule(
+        "input-required-not-allowed",
+        "Only tools/call, prompts/get and resources/read may answer input_required, and an "
+        "input_required result carries inputRequests or requestState.",
+        "basic/patterns/mrtr#supported-requests", "2026-07-28",
+    ),
+    Rule(
+        "input-request-undeclared",
+        "A server asks only for input the client declared a capability for.",
+        "basic/patterns/mrtr#server-requirements-basic-workflow", "2026-07-28",
     ),
 )
 

@@ -10,6 +10,11 @@ Handshake-era lifecycle, client's view::
     Initialized --send notifications/initialized--> Operating
     any live state --shutdown--> ShuttingDown ; any state --transport closed--> Terminated
 
+The stateless era (2026-07-28) has no handshake: a client that chose it goes
+straight from Uninitialized to Operating (:attr:`Event.ADOPT_STATELESS`), and
+from then on each request carries what the handshake used to settle.  That
+edge is marked ``era="stateless"`` so the handshake diagram leaves it out.
+
 Example::
 
     >>> from mcp_nb.protocol.lifecycle import Lifecycle, Event, State
@@ -48,6 +53,7 @@ class Event(enum.Enum):
     SEND_INITIALIZE = "send initialize"
     INITIALIZE_RESULT = "initialize result"
     SEND_INITIALIZED = "send notifications/initialized"
+    ADOPT_STATELESS = "adopt the stateless era"
     SHUTDOWN = "shutdown"
     TRANSPORT_CLOSED = "transport closed"
 
@@ -62,6 +68,8 @@ class Transition:
     target: State
     #: Why the spec has this edge, for diagrams and docs.
     meaning: str
+    #: "stateless" for the edge only the stateless era takes; None for edges of both.
+    era: str | None = None
 
 
 _LIVE = (State.UNINITIALIZED, State.INITIALIZING, State.INITIALIZED, State.OPERATING)
@@ -74,6 +82,9 @@ TRANSITIONS: tuple[Transition, ...] = (
                "the server answered with its version, capabilities and info"),
     Transition(State.INITIALIZED, Event.SEND_INITIALIZED, State.OPERATING,
                "the client confirms; normal operation may begin"),
+    Transition(State.UNINITIALIZED, Event.ADOPT_STATELESS, State.OPERATING,
+               "stateless era: no handshake; every request carries version and capabilities",
+               era="stateless"),
     *(
         Transition(state, Event.SHUTDOWN, State.SHUTTING_DOWN,
                    "the client ends the session (or negotiation failed)")
@@ -109,7 +120,8 @@ Observer = Callable[[TransitionRecord], None]
 # Requests the client may send in each state. ``None`` means "anything but the
 # exceptions in _FORBIDDEN_WHILE_OPERATING".
 _CLIENT_REQUESTS: dict[State, frozenset[str] | None] = {
-    State.UNINITIALIZED: frozenset({"initialize"}),
+    # server/discover is the stateless era's probe, sent before any handshake.
+    State.UNINITIALIZED: frozenset({"initialize", "server/discover"}),
     State.INITIALIZING: frozenset({"ping"}),
     State.INITIALIZED: frozenset({"ping"}),
     State.OPERATING: None,

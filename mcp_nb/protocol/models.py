@@ -70,6 +70,29 @@ class InitializeResult(_Open):
     instructions: str | None = None
 
 
+class DiscoverResult(_Open):
+    """What ``server/discover`` answers in the stateless era (2026-07-28).
+
+    ``serverInfo`` is lifted out of the result's ``_meta``
+    (``io.modelcontextprotocol/serverInfo``), where the stateless era puts it.
+    """
+
+    supportedVersions: list[str]
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+    ttlMs: int | None = None
+    cacheScope: str | None = None
+
+    @property
+    def serverInfo(self) -> Implementation | None:
+        meta = (self.model_extra or {}).get("_meta") or {}
+        info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
+        try:
+            return Implementation.model_validate(info) if info is not None else None
+        except ValueError:
+            return None
+
+
 class Tool(_Open):
     name: str
     title: str | None = None

@@ -4,6 +4,11 @@ Each handshake-era revision is a :class:`ProtocolVersion` record carrying the
 facts the kit needs to behave (and to teach) differently per version.  Code asks
 these records instead of comparing date strings in scattered places.
 
+The revisions fall into two eras (:class:`Era`): the *handshake* era
+(2024-11-05 … 2025-11-25, an ``initialize`` handshake opens a session) and the
+*stateless* era (2026-07-28, every request carries its own version,
+capabilities and client identity in ``_meta``).
+
 Example::
 
     >>> from mcp_nb.protocol.versions import VERSIONS, LATEST_VERSION
@@ -15,7 +20,20 @@ Example::
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+
+
+class Era(enum.Enum):
+    """How a client and a server agree on what they speak."""
+
+    #: ``initialize`` → response → ``notifications/initialized``, then a session.
+    HANDSHAKE = "handshake"
+    #: No handshake: version, capabilities and client info ride on every request.
+    STATELESS = "stateless"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,20 @@ _ALL = (
 VERSIONS: dict[str, ProtocolVersion] = {v.name: v for v in _ALL}
 SUPPORTED_VERSIONS: tuple[str, ...] = tuple(VERSIONS)
 LATEST_VERSION: str = SUPPORTED_VERSIONS[-1]
+
+
+#: Stateless-era revisions this kit speaks, oldest first.
+STATELESS_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+LATEST_STATELESS_VERSION: str = STATELESS_VERSIONS[-1]
+
+
+def era_of(version: str) -> Era | None:
+    """The era a version belongs to, or None for a version this kit does not know."""
+    if version in VERSIONS:
+        return Era.HANDSHAKE
+    if version in STATELESS_VERSIONS:
+        return Era.STATELESS
+    return None
 
 
 def is_supported(version: str) -> bool:
