@@ -10,6 +10,7 @@ checks it is gone: no test leaves a server behind.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.transports import http_transport
@@ -154,3 +156,31 @@ def transcript_text(session: ClientSession) -> str:
     parts = [repr(entry.to_dict()) for entry in session.transcript]
     parts += [repr(event.data) for event in session.transport_events]
     return "\n".join(parts)
+
+
+EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
+EVERYTHING_VERSION = "2026.8.31"
+EVERYTHING_CACHE = ROOT / ".cache" / "server-everything"
+
+
+def install_everything() -> Path:
+    """``@modelcontextprotocol/server-everything``'s entry point, installed from npm on first use.
+
+    Pinned, so upstream releases cannot change the tests under us; kept in the
+    repository's ignored ``.cache/``.  Skips the test without node and npm.
+    """
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed to run @modelcontextprotocol/server-everything")
+    package = EVERYTHING_CACHE / "node_modules" / EVERYTHING_PACKAGE
+    manifest = package / "package.json"
+    if not manifest.exists() or json.loads(manifest.read_text())["version"] != EVERYTHING_VERSION:
+        result = subprocess.run(
+            [npm, "install", "--prefix", str(EVERYTHING_CACHE), "--no-audit", "--no-fund",
+             "--loglevel=error", f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}"],
+            capture_output=True, text=True, timeout=240,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n"
+                        f"{result.stderr[-2000:]}")
+    return package / "dist" / "index.js"

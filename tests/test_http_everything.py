@@ -9,15 +9,13 @@ node, moves it to 127.0.0.1 on a free port and announces the port.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_support import PEERS, ROOT, ServerProcess, events, http_lines
+from http_support import PEERS, ServerProcess, events, http_lines, install_everything
 
 from mcp_nb.client import ClientSession
 from mcp_nb.protocol import State
@@ -26,29 +24,13 @@ from mcp_nb.transports import AutoHttpTransport, SseTransport, StreamableHttpTra
 # The first run installs the package (tens of seconds on a cold npm cache).
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(300)]
 
-PACKAGE = "@modelcontextprotocol/server-everything"
-VERSION = "2026.8.31"
-CACHE = ROOT / ".cache" / "server-everything"
 READY = re.compile(r"mcp_nb test peer listening on port (\d+)")
 
 
 @pytest.fixture(scope="session")
 def everything() -> Path:
     """The installed server's entry point (installing it on first use)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run @modelcontextprotocol/server-everything")
-    package = CACHE / "node_modules" / PACKAGE
-    manifest = package / "package.json"
-    if not manifest.exists() or json.loads(manifest.read_text())["version"] != VERSION:
-        result = subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund",
-             "--loglevel=error", f"{PACKAGE}@{VERSION}"],
-            capture_output=True, text=True, timeout=240,
-        )
-        if result.returncode != 0:
-            pytest.fail(f"npm install {PACKAGE}@{VERSION} failed:\n{result.stderr[-2000:]}")
-    return package / "dist" / "index.js"
+    return install_everything()
 
 
 def start(entry: Path, mode: str) -> Iterator[str]:

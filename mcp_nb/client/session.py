@@ -558,6 +558,9 @@ class ClientSession:
                 verdict = stateless.judge_probe(version, result=result)
             except RequestTimeout:
                 verdict = stateless.judge_probe(version, timed_out=True)
+            except RequestRefused as exc:
+                verdict = stateless.judge_probe(version, error=(exc.code, exc.message, exc.data),
+                                                http_status=exc.status)
             except ServerError as exc:
                 verdict = stateless.judge_probe(version, error=(exc.code, exc.message, exc.data))
             self._era_step("verdict", f"{verdict.verdict}: {verdict.reason}")

@@ -212,7 +212,8 @@ class ProbeVerdict:
 
 
 def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
-                error: tuple[int, str, Any] | None = None, timed_out: bool = False,
+                error: tuple[int | None, str, Any] | None = None, timed_out: bool = False,
+                http_status: int | None = None,
                 speaks: tuple[str, ...] = STATELESS_VERSIONS) -> ProbeVerdict:
     """Decide the era from the answer to ``server/discover`` sent at ``offered``.
 
@@ -221,6 +222,8 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
     codes) means a modern server; *anything else* — any other error, silence,
     a result that is not a discover result — means a handshake-era server, so
     fall back to ``initialize``.  The verdict is not keyed to one error code.
+    ``error`` is ``(code, message, data)``; over HTTP a refusal without a
+    JSON-RPC body has code ``None`` and its ``http_status``.
     """
     if timed_out:
         return ProbeVerdict("handshake", "no answer to server/discover within the probe "
@@ -228,6 +231,10 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
                             "before initialize")
     if error is not None:
         code, message, data = error
+        if code is None:
+            return ProbeVerdict("handshake", f"server/discover was refused with HTTP "
+                                f"{http_status} and no JSON-RPC error: not a stateless-era "
+                                "server")
         name = ERROR_NAMES.get(code, "error")
         if code == UNSUPPORTED_PROTOCOL_VERSION:
             supported = supported_from_error(data) or []

@@ -21,6 +21,7 @@ about the HTTP underneath.  Those parts live here:
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import math
@@ -34,6 +35,7 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..protocol.stateless import META_PROTOCOL_VERSION
 from ..protocol.versions import VERSIONS
 from .base import Emit, TransportClosed, TransportEvent
 
@@ -97,6 +99,10 @@ class Outgoing:
     method: str | None = None
     #: For ``notifications/cancelled``: the id of the request it cancels.
     cancels: str | int | None = None
+    #: A stateless-era request's ``_meta`` protocol version (None: handshake era).
+    stateless_version: str | None = None
+    #: ``params.name`` or ``params.uri`` of a stateless request (its ``Mcp-Name``).
+    name: str | None = None
 
     @classmethod
     def read(cls, frame: bytes) -> Outgoing:
@@ -109,9 +115,17 @@ class Outgoing:
         method, message_id = message.get("method"), message.get("id")
         if method is None:
             return cls(frame, "response", message_id)
-        if "id" in message:
-            return cls(frame, "request", message_id, method)
         params = message.get("params")
+        if "id" in message:
+            version = name = None
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            if isinstance(meta, dict) and isinstance(meta.get(META_PROTOCOL_VERSION), str):
+                version = meta[META_PROTOCOL_VERSION]
+                if method in NAMED_METHODS:
+                    value = params.get("uri" if method == "resources/read" else "name")
+                    name = value if isinstance(value, str) else None
+            return cls(frame, "request", message_id, method, stateless_version=version,
+                       name=name)
         cancels = (params.get("requestId") if method == "notifications/cancelled"
                    and isinstance(params, dict) else None)
         return cls(frame, "notification", None, method, cancels)
@@ -126,12 +140,48 @@ class Outgoing:
             parts.append(f"#{self.id}")
         return " ".join(parts)
 
+    def stateless_headers(self) -> dict[str, str]:
+        """The headers a stateless-era POST mirrors from its body (2026-07-28).
+
+        Intermediaries route on them without parsing JSON, so the server
+        rejects a POST whose headers disagree with the body (-32020).
+        """
+        assert self.stateless_version is not None
+        headers = {"MCP-Protocol-Version": self.stateless_version,
+                   "Mcp-Method": str(self.method)}
+        if self.name is not None:
+            headers["Mcp-Name"] = header_value(self.name)
+        return headers
+
     def is_answered_by(self, message: dict[str, Any] | None) -> bool:
         """True if ``message`` is the response (result or error) to this request."""
         return (
             self.kind == "request" and message is not None and "method" not in message
             and message.get("id") == self.id
         )
+
+
+#: Stateless requests whose ``Mcp-Name`` header mirrors ``params.name`` / ``params.uri``.
+NAMED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_BASE64_SENTINEL = ("=?base64?", "?=")
+
+
+def header_value(text: str) -> str:
+    """``text`` as an HTTP header value, Base64-wrapped when it is not plain ASCII.
+
+    Plain means printable ASCII (and space) with no surrounding whitespace; a
+    value that merely looks like the ``=?base64?…?=`` sentinel is wrapped too,
+    so a server never decodes something that was not encoded.
+
+    >>> header_value("get_weather"), header_value("Hello, 世界")
+    ('get_weather', '=?base64?SGVsbG8sIOS4lueVjA==?=')
+    """
+    plain = (all(" " <= ch <= "~" for ch in text) and text == text.strip()
+             and not (text.startswith(_BASE64_SENTINEL[0]) and text.endswith(_BASE64_SENTINEL[1])))
+    if plain and text:
+        return text
+    encoded = base64.b64encode(text.encode()).decode("ascii")
+    return f"{_BASE64_SENTINEL[0]}{encoded}{_BASE64_SENTINEL[1]}"
 
 
 class HttpStatusError(TransportClosed):
@@ -378,7 +428,7 @@ class HttpTransportBase:
                 shown.append(f"{name}: {REDACTED}")
             elif lower == "mcp-session-id":
                 shown.append(f"{name}: {abbreviate(value)}")
-            elif lower in ("mcp-protocol-version", "last-event-id"):
+            elif lower in ("mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name"):
                 shown.append(f"{name}: {value}")
         return shown
 
@@ -435,6 +485,28 @@ class HttpTransportBase:
         if label in self._open_streams and not self._closing:
             self._open_streams.discard(label)
             self._event("stream closed", f"{label}: {detail}")
+
+    async def _refuse_stateless(self, outgoing: Outgoing, response: httpx.Response) -> None:
+        """An error status for a stateless-era request: hand the server's answer on.
+
+        A stateless server explains a 4xx with a JSON-RPC error (-32022, -32020,
+        -32601 …), which the session judges like any answer.  A body that does
+        not answer the request (an old server's plain 400, say) is reported as a
+        ``request refused`` event for the session to fail that one request with:
+        the era probe must see it as an answer, not as a broken connection.
+        """
+        body = await response.aread()
+        status = f"{response.status_code} {response.reason_phrase}"
+        self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
+                    status=response.status_code)
+        message = json_rpc_message(body)
+        if outgoing.is_answered_by(message):
+            self._deliver(body)
+            return
+        error = message.get("error") if message is not None else None
+        self._event("request refused", f"{outgoing.label} got no JSON-RPC answer ({status})",
+                    id=outgoing.id, status=response.status_code,
+                    error=error if isinstance(error, dict) else None, body=excerpt(body))
 
     async def _reject(self, outgoing: Outgoing, response: httpx.Response) -> None:
         """An error status: show the server's words, and fail if a request is left unanswered.

@@ -16,6 +16,12 @@ Rules this module carries out (MCP spec, basic/transports#streamable-http):
 * shutdown: DELETE with the session id (405: the server doesn't allow it), then
   close the connections.
 
+Stateless-era requests (2026-07-28; their ``_meta`` names the version) follow
+that revision instead: no session id, ``MCP-Protocol-Version``, ``Mcp-Method``
+and ``Mcp-Name`` mirrored from the body, a 4xx explained by a JSON-RPC error in
+the body, no stream resumption, and cancellation by closing the request's
+response stream rather than by POSTing ``notifications/cancelled``.
+
 Each HTTP step becomes a transcript event (see :mod:`.http_base`).
 """
 
@@ -113,12 +119,24 @@ class StreamableHttpTransport(HttpTransportBase):
         self._expired = False
         # Requests the session cancelled: their streams are not resumed.
         self._cancelled: set[str | int] = set()
+        # Stateless requests still being answered: closing one's scope cancels it.
+        self._stateless_exchanges: dict[str | int | None, anyio.CancelScope] = {}
 
     # -- POST ------------------------------------------------------------------------------
 
     async def _post(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
         if outgoing.cancels is not None:
             self._cancelled.add(outgoing.cancels)
+            exchange = self._stateless_exchanges.get(outgoing.cancels)
+            if exchange is not None:
+                self._event("cancelled", f"closed the response of request #{outgoing.cancels}: "
+                            "in the stateless era that is the cancellation, so no "
+                            "notifications/cancelled is POSTed")
+                exchange.cancel()
+                return
+        if outgoing.stateless_version is not None:
+            await self._post_stateless(outgoing, on_the_wire)
+            return
         headers = {**self._headers(), "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
         first, self._first_post = self._first_post, False
         try:
@@ -161,6 +179,43 @@ class StreamableHttpTransport(HttpTransportBase):
             self._deliver(await response.aread())
         else:
             await self._reject(outgoing, response)
+
+    async def _post_stateless(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
+        """POST a stateless-era request: its own headers, no session, one response."""
+        headers = {**self.headers, **outgoing.stateless_headers(),
+                   "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
+        label = f"SSE stream of {outgoing.label}"
+        with anyio.CancelScope() as exchange:
+            self._stateless_exchanges[outgoing.id] = exchange
+            try:
+                async with self._exchange("POST", self.url, headers, label=outgoing.label,
+                                          content=outgoing.frame,
+                                          on_the_wire=on_the_wire) as response:
+                    media = content_type(response)
+                    if not response.is_success or media not in (JSON, EVENT_STREAM):
+                        await self._refuse_stateless(outgoing, response)
+                    elif media == JSON:
+                        self._deliver(await response.aread())
+                    else:
+                        stream = _SseStream(label, outgoing, self.default_retry)
+                        self._stream_opened(label, "the server answers on an SSE stream")
+                        await self._read(stream, response)
+                        if stream.answered:
+                            self._stream_ended(label, "ended after its response")
+                        else:
+                            # 2026-07-28 streams are not resumable: the request is lost.
+                            self._stream_ended(label, "ended before its response")
+                            self._event("request refused", f"{outgoing.label}: the response "
+                                        "stream ended before the response; streams are not "
+                                        "resumed in the stateless era, send the request again",
+                                        id=outgoing.id, status=response.status_code,
+                                        error=None, body="")
+            except httpx.HTTPError as exc:
+                self._unreachable("POST", self.url, exc)
+            finally:
+                self._stateless_exchanges.pop(outgoing.id, None)
+        if exchange.cancelled_caught:
+            self._stream_ended(label, "closed by the client (the request was cancelled)")
 
     def _adopt_session_id(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")

@@ -11,9 +11,11 @@ free port that uvicorn announces on stderr ("Uvicorn running on http://…").
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve
+from pydantic import BaseModel
 
 server = MCPServer("sdk-peer", instructions="Interop peer for mcp_nb's tests.")
 
@@ -31,6 +33,30 @@ async def count(steps: int, ctx: Context) -> str:
         await ctx.report_progress(step, steps, f"step {step}")
         await anyio.sleep(0.01)
     return f"counted {steps}"
+
+
+class Person(BaseModel):
+    name: str
+
+
+def ask_name() -> Elicit[Person]:
+    return Elicit("What is your name?", Person)
+
+
+def ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+@server.tool()
+def greet(person: Annotated[Person, Resolve(ask_name)]) -> str:
+    """Greet the user, asking for their name first (elicitation; input_required when stateless)."""
+    return f"Hello, {person.name}!"
+
+
+@server.tool()
+def count_roots(roots: Annotated[object, Resolve(ask_roots)]) -> str:
+    """How many roots the client has (roots/list; input_required when stateless)."""
+    return f"{len(roots.roots)} roots"  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
