@@ -171,7 +171,7 @@ async def test_everything_over_stdio_auto_falls_back_to_initialize(everything: P
 async def test_everything_refuses_a_stateless_only_connect(everything: Path) -> None:
     node = shutil.which("node")
     async with session_for(StdioTransport([str(node), str(everything), "stdio"])) as session:
-        with pytest.raises(EraProbeFailed, match="does not speak the stateless era.*era='auto'"):
+        with pytest.raises(EraProbeFailed, match=r"does not speak the stateless era.*era='auto'"):
             await session.connect(era="stateless")
     assert session.state is State.TERMINATED
 
