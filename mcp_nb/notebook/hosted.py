@@ -31,7 +31,8 @@ FACADE_METHODS = (
     "initialize", "send_initialized", "connect", "request", "notify", "cancel", "shutdown",
     "ping", "list_tools", "call_tool", "list_resources", "list_resource_templates",
     "read_resource", "subscribe_resource", "unsubscribe_resource", "list_prompts",
-    "get_prompt", "complete", "set_logging_level", "send_raw",
+    "get_prompt", "complete", "set_logging_level", "send_raw", "discover", "listen",
+    "unlisten",
 )
 
 

@@ -23,12 +23,13 @@ from urllib.parse import urlsplit
 import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
-from traitlets import Bool, Float, Int
+from traitlets import Bool, CaselessStrEnum, Float, Int
 
 from ..client.errors import RequestCancelled
-from ..client.session import RawExchange
+from ..client.session import RawExchange, Subscription
 from ..protocol.errors import McpError
-from ..protocol.models import LOG_LEVELS, CallToolResult
+from ..protocol.models import LOG_LEVELS, CallToolResult, DiscoverResult
+from ..protocol.versions import Era
 from ..transports import StdioTransport, Transport, http_transport
 from . import render
 from .forms import ServerRequestInbox, ToolForm
@@ -137,6 +138,12 @@ def build_parser() -> _Parser:
                    help="open without initializing: step through with %%mcp initialize, "
                         "%%mcp initialized")
     p.add_argument("--version", help="protocol version to offer (any string, for teaching)")
+    p.add_argument("--era", choices=["auto", "handshake", "stateless"],
+                   help="handshake: initialize (2024-11-05 … 2025-11-25); stateless: "
+                        "server/discover, then 2026-07-28 on every request; auto: probe with "
+                        "server/discover and fall back to initialize (default: McpMagics.era)")
+    p.add_argument("--log-level", choices=LOG_LEVELS,
+                   help="stateless era: the log level every request asks for")
     p.add_argument("--timeout", type=float, help="default request timeout for this session")
     p.add_argument("--env", action="append", default=[], metavar="K=V",
                    help="environment variable for the server (repeatable)")
@@ -212,6 +219,14 @@ def build_parser() -> _Parser:
     p.add_argument("--direction", choices=["send", "recv", "event"])
     p.add_argument("--method")
     command("findings", "spec violations observed in this session")
+    command("discover", "send server/discover: the server's versions, capabilities, identity")
+    p = command("listen", "stateless era: open subscriptions/listen for change notifications")
+    p.add_argument("--tools", action="store_true", help="notifications/tools/list_changed")
+    p.add_argument("--prompts", action="store_true", help="notifications/prompts/list_changed")
+    p.add_argument("--resources", action="store_true",
+                   help="notifications/resources/list_changed")
+    p.add_argument("--uri", action="append", default=[],
+                   help="notifications/resources/updated for this resource (repeatable)")
     return root
 
 
@@ -230,6 +245,10 @@ class McpMagics(Magics):
     sigterm_grace = Float(2.0, help="Seconds to wait after SIGTERM before SIGKILL.").tag(
         config=True)
     show_widgets = Bool(True, help="Display live widgets on connect and call.").tag(config=True)
+    era = CaselessStrEnum(
+        ["handshake", "stateless", "auto"], default_value="handshake",
+        help="The era %mcp connect speaks without --era: handshake (the tutorials teach it "
+             "first), stateless (2026-07-28), or auto (probe, then fall back).").tag(config=True)
     stderr_lines = Int(500, help="stderr lines kept per stdio server.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -351,15 +370,19 @@ class McpMagics(Magics):
             name, transport, self.loop,
             protocol_version=args.version, timeout=args.timeout or self.default_timeout,
             max_timeout=self.max_timeout, reset_timeout_on_progress=self.reset_timeout_on_progress,
-            **handlers,
+            log_level=args.log_level, **handlers,
         )
         if inbox is not None:
             hosted.view.add_tab("Requests", inbox)
         self.sessions[name] = hosted
         self.current = name
+        era = args.era or self.era
+        if args.step and era != "handshake":
+            raise McpCellError("--step walks through the handshake; for the stateless era "
+                               "connect without --step and watch the transcript instead")
         if not args.step:
             try:
-                hosted.connect(args.version)
+                hosted.connect(args.version, era=era)
             finally:
                 hosted.view.transcript.flush()
         return hosted
@@ -496,8 +519,22 @@ class McpMagics(Magics):
         print(f"pong ({seconds * 1000:.1f} ms)")
 
     def _cmd_log_level(self, args: argparse.Namespace) -> None:
-        self.session().set_logging_level(args.level, **self._options(args))
+        hosted = self.session()
+        if hosted.era is Era.STATELESS and not args.force:
+            # No logging/setLevel in this era: the level rides on every request instead.
+            hosted.session.log_level = args.level
+            print(f"every request now asks for log level {args.level} "
+                  f"(stateless era: io.modelcontextprotocol/logLevel in _meta)")
+            return
+        hosted.set_logging_level(args.level, **self._options(args))
         print(f"log level set to {args.level}")
+
+    def _cmd_discover(self, args: argparse.Namespace) -> DiscoverResult:
+        return self.session().discover()
+
+    def _cmd_listen(self, args: argparse.Namespace) -> Subscription:
+        return self.session().listen(tools=args.tools, prompts=args.prompts,
+                                     resources=args.resources, resource_uris=args.uri)
 
     # -- control --
 

@@ -233,8 +233,12 @@ def _options(value: Any) -> str:
 
 
 def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None,
-                      state: State) -> str:
-    """Capability | client declared | server declared | usable now, plus the version deal."""
+                      state: State, *, preface: str | None = None) -> str:
+    """Capability | client declared | server declared | usable now, plus the version deal.
+
+    ``preface`` (already HTML) replaces the version paragraph: the stateless era
+    has no version deal, it has what ``server/discover`` said.
+    """
     operating = state is State.OPERATING
     yes, no = '<span class="yes">yes</span>', '<span class="no">no</span>'
     rows = []
@@ -247,7 +251,9 @@ def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None
             f"<tr><td>{esc(row['capability'])}</td><td>{client_cell}</td><td>{server_cell}</td>"
             f"<td>{yes if usable else no}</td><td>{_options(row['options'])}</td></tr>"
         )
-    if outcome is None:
+    if preface is not None:
+        version = preface
+    elif outcome is None:
         version = "<p>Version: not negotiated yet.</p>"
     else:
         version = (
@@ -258,6 +264,55 @@ def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None
         f'{STYLE}<div class="mcpnb">{version}<table><tr><th>capability</th><th>client declared'
         "</th><th>server declared</th><th>usable now</th><th>options</th></tr>"
         + "".join(rows) + "</table></div>"
+    )
+
+
+# -- the stateless era -------------------------------------------------------------------------
+
+def era_steps_html(steps: Sequence[Any]) -> str:
+    """How the era was settled: each probe, verdict, fallback and adoption, in order."""
+    if not steps:
+        return ""
+    items = "".join(f"<li><b>{esc(step.kind)}</b> at {step.time:.3f}s: {esc(step.detail)}</li>"
+                    for step in steps)
+    return f'{STYLE}<div class="mcpnb"><h4>How the era was chosen</h4><ol>{items}</ol></div>'
+
+
+def stateless_model_html(version: str, state: State, request_meta: dict[str, Any],
+                         server_info: dict[str, Any] | None, steps: Sequence[Any]) -> str:
+    """The stateless era's "state view": no handshake states, what every request carries."""
+    meta_rows = "".join(
+        f"<tr><td><code>{esc(key)}</code></td><td>{pretty_json_html(value)}</td></tr>"
+        for key, value in request_meta.items())
+    server = pretty_json_html(server_info) if server_info else '<span class="no">none yet</span>'
+    return (
+        f'{STYLE}<div class="mcpnb"><p><b>Stateless era</b>, protocol <b>{esc(version)}</b>: '
+        f"connection {esc(state.value)}. There is no handshake and no session state: "
+        "each request stands alone.</p>"
+        "<p>Every request carries, in <code>params._meta</code>:</p>"
+        f"<table><tr><th>key</th><th>value</th></tr>{meta_rows}</table>"
+        "<p>Every result carries <code>resultType</code> (<code>complete</code>, or "
+        "<code>input_required</code>: answer its <code>inputRequests</code> and retry with "
+        "<code>inputResponses</code> and the echoed <code>requestState</code>, under a new id) "
+        "and the server's identity in <code>_meta</code>; latest seen:</p>"
+        f"{server}</div>{era_steps_html(steps)}"
+    )
+
+
+def discover_preface_html(discover: Any, version: str) -> str:
+    """What ``server/discover`` returned, above the capability table."""
+    if discover is None:
+        return "<p>server/discover: no answer yet.</p>"
+    info = discover.serverInfo
+    who = f"{esc(info.name)} {esc(info.version)}" if info is not None else "not given"
+    extra = "".join(
+        f"<li>{esc(label)}: {esc(value)}</li>" for label, value in (
+            ("instructions", discover.instructions), ("ttlMs", discover.ttlMs),
+            ("cacheScope", discover.cacheScope)) if value is not None)
+    return (
+        f"<p>server/discover: the server supports <b>{esc(', '.join(discover.supportedVersions))}"
+        f"</b>; this session speaks <b>{esc(version)}</b> on every request.</p>"
+        f"<ul><li>server: {who}</li>{extra}</ul>"
     )
 
 

@@ -20,8 +20,10 @@ import ipywidgets as w
 
 from ..client.session import ClientSession
 from ..client.transcript import TranscriptEntry
+from ..protocol import stateless
 from ..protocol.lifecycle import TransitionRecord
 from ..protocol.models import CallToolResult
+from ..protocol.versions import Era
 from . import render
 
 # Redraw at most this often under a flood of messages.
@@ -89,14 +91,46 @@ class StateDiagram(_Described, w.HTML):
         self._redraw()
 
     def _redraw(self) -> None:
-        self.value = render.state_diagram_svg(self._session.state, self._session.lifecycle.path)
+        s = self._session
+        if s.era is Era.STATELESS:
+            meta = stateless.request_meta(s.stateless_version, s.client_capabilities,
+                                          s.client_info.model_dump(exclude_none=True),
+                                          s.log_level)
+            self.value = render.stateless_model_html(s.stateless_version, s.state, meta,
+                                                     s.last_server_info, s.era_steps)
+            return
+        self.value = (render.state_diagram_svg(s.state, s.lifecycle.path)
+                      + render.era_steps_html(s.era_steps))
 
     def describe(self) -> str:
-        path = " → ".join(s.value for s in self._session.lifecycle.path)
-        return f"StateDiagram: {self._session.state.value} (path: {path})"
+        s = self._session
+        if s.era is Era.STATELESS:
+            carried = ", ".join(key.rsplit("/", 1)[-1] for key in stateless.request_meta(
+                s.stateless_version, {}, {}, s.log_level))
+            return (f"StateDiagram: stateless era {s.stateless_version}, {s.state.value}; no "
+                    f"handshake states; every request carries {carried}")
+        path = " → ".join(state.value for state in s.lifecycle.path)
+        era = ""
+        if s.era_steps:
+            era = f"; era chosen by probe: {' → '.join(step.kind for step in s.era_steps)}"
+        return f"StateDiagram: {s.state.value} (path: {path}){era}"
 
     def static_html(self) -> str:
         return self.value
+
+
+def _discover_entries(session: ClientSession) -> tuple[TranscriptEntry | None, ...]:
+    """The ``server/discover`` exchange that settled a stateless session (the last one)."""
+    request = response = None
+    for entry in session.transcript.entries:
+        if entry.direction == "send" and entry.method == "server/discover":
+            request, response = entry, None
+        elif (entry.direction == "recv" and request is not None and entry.id == request.id
+              and response is None):
+            response = entry
+            if session.era is Era.STATELESS:
+                break
+    return request, response
 
 
 def _handshake_entries(session: ClientSession) -> tuple[TranscriptEntry | None, ...]:
@@ -130,6 +164,9 @@ class Handshake(_Described, w.VBox):
             self._redraw()
 
     def _redraw(self) -> None:
+        if self._session.era is Era.STATELESS:
+            self._redraw_discover()
+            return
         request, response, initialized = _handshake_entries(self._session)
         if initialized is not None:
             # The handshake is over: stop listening, so later messages cost it nothing.
@@ -144,7 +181,25 @@ class Handshake(_Described, w.VBox):
         present = [e for e in (request, response, initialized) if e is not None]
         self._sequence.value = render.sequence_svg(present)
 
+    def _redraw_discover(self) -> None:
+        """Stateless era: no handshake; the discover exchange is what the session began with."""
+        request, response = _discover_entries(self._session)
+        self._unsubscribe()
+        self._unsubscribe = lambda: None
+        titles = ("1. server/discover (client → server)", "2. discover result (server → client)")
+        self._cards.value = render.STYLE + '<div class="mcpnb"><p>The stateless era has no ' \
+            "handshake: this is the optional server/discover exchange.</p>" + "".join(
+            render.message_card_html(title, entry, ("supportedVersions", "capabilities"))
+            for title, entry in zip(titles, (request, response), strict=True)) + "</div>"
+        self._sequence.value = render.sequence_svg([e for e in (request, response) if e])
+
     def describe(self) -> str:
+        if self._session.era is Era.STATELESS:
+            request, response = _discover_entries(self._session)
+            versions = (self._session.discover_result.supportedVersions
+                        if self._session.discover_result else [])
+            return (f"Discover: server/discover #{request.id if request else '?'} → "
+                    f"supported {', '.join(versions) or 'nothing'} (no handshake)")
         request, response, initialized = _handshake_entries(self._session)
         if request is None:
             return "Handshake: not started"
@@ -171,12 +226,18 @@ class CapabilitiesView(_Described, w.HTML):
 
     def _redraw(self) -> None:
         s = self._session
-        self.value = render.capabilities_html(s.capabilities, s.version_outcome, s.state)
+        preface = (render.discover_preface_html(s.discover_result, s.stateless_version)
+                   if s.era is Era.STATELESS else None)
+        self.value = render.capabilities_html(s.capabilities, s.version_outcome, s.state,
+                                              preface=preface)
 
     def describe(self) -> str:
         s = self._session
         server = ", ".join(sorted(s.capabilities.server)) or "none yet"
         client = ", ".join(sorted(s.capabilities.client)) or "none"
+        if s.era is Era.STATELESS:
+            return (f"Capabilities (server/discover): server [{server}]; client [{client}] "
+                    f"sent on every request; version {s.stateless_version} per request")
         version = (f"{s.version_outcome.answered} ({s.version_outcome.outcome})"
                    if s.version_outcome else "not negotiated")
         return f"Capabilities: server [{server}]; client [{client}]; version {version}"
@@ -311,6 +372,13 @@ class SessionView(_Described, w.Tab):
         for index, title in enumerate(("Lifecycle", "Handshake", "Capabilities", "Transcript",
                                        "Findings")):
             self.set_title(index, title)
+        session.on_transition(self._on_transition)
+
+    def _on_transition(self, record: TransitionRecord) -> None:
+        if self._session.era is Era.STATELESS:
+            self.set_title(0, "Requests (stateless)")
+            self.set_title(1, "Discover")
+            self.handshake._redraw()
 
     def add_tab(self, title: str, widget: w.Widget) -> None:
         """Append a tab (the server-request inbox, when a person answers requests)."""
@@ -320,6 +388,8 @@ class SessionView(_Described, w.Tab):
     def describe(self) -> str:
         s = self._session
         version = s.negotiated_version or "no version yet"
+        if s.era is Era.STATELESS:
+            version = f"stateless era {version}"
         messages = sum(_message_counts(s))
         return (f"McpSession {self.name!r}: {s.state.value}, {version}, "
                 f"{messages} messages, {len(s.findings)} findings")
