@@ -30,7 +30,8 @@ def test_connect_stateless_shows_the_per_request_model(mcp) -> None:
     html = view.state_diagram.value
     assert "io.modelcontextprotocol/protocolVersion" in html and "&quot;info&quot;" in html
     assert "Initializing" not in html  # no handshake states in this era's view
-    assert repr(view.handshake) == "Discover: server/discover #1 → supported 2026-07-28 (no handshake)"
+    assert repr(view.handshake) == (
+        "Discover: server/discover #1 → supported 2026-07-28 (no handshake)")
     assert repr(view.capabilities).startswith("Capabilities (server/discover): server [")
     assert "the server supports <b>2026-07-28</b>" in view.capabilities.value
     assert view.get_title(1) == "Discover"
@@ -39,7 +40,7 @@ def test_connect_stateless_shows_the_per_request_model(mcp) -> None:
     sent = [e for e in hosted.transcript.entries if e.direction == "send"]
     assert sent[-1].message["params"]["_meta"]["io.modelcontextprotocol/logLevel"] == "info"
     # The handshake-era commands say what replaced them instead of failing obscurely.
-    with pytest.raises(Exception, match="does not exist in the stateless era.*ping was removed"):
+    with pytest.raises(Exception, match=r"does not exist in the stateless era.*ping was removed"):
         mcp("ping")
     mcp("log-level debug")
     assert hosted.session.log_level == "debug"
