@@ -20,13 +20,17 @@ from __future__ import annotations
 import sys
 
 from .errors import (
+    EraProbeFailed,
+    InputRequestFailed,
+    InvalidResult,
     RequestCancelled,
+    RequestRefused,
     RequestTimeout,
     ServerError,
     ServerExited,
     SessionClosed,
 )
-from .session import DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, ClientSession
+from .session import DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, ClientSession, EraStep, Subscription
 from .transcript import Transcript, TranscriptEntry
 
 
@@ -36,7 +40,21 @@ def lab_command(*flags: str) -> list[str]:
 
 
 __all__ = [
-    "DEFAULT_MAX_TIMEOUT", "DEFAULT_TIMEOUT", "ClientSession", "RequestCancelled",
-    "RequestTimeout", "ServerError", "ServerExited", "SessionClosed", "Transcript",
-    "TranscriptEntry", "lab_command",
+    "DEFAULT_MAX_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "ClientSession",
+    "EraProbeFailed",
+    "EraStep",
+    "InputRequestFailed",
+    "InvalidResult",
+    "RequestCancelled",
+    "RequestRefused",
+    "RequestTimeout",
+    "ServerError",
+    "ServerExited",
+    "SessionClosed",
+    "Subscription",
+    "Transcript",
+    "TranscriptEntry",
+    "lab_command",
 ]
