@@ -41,7 +41,7 @@ async def test_tools_progress_and_shutdown_with_the_official_sdk() -> None:
     async with sdk_session() as session:
         await session.connect()
         tools = {tool.name: tool for tool in await session.list_tools()}
-        assert set(tools) == {"add", "count"}
+        assert set(tools) == {"add", "count", "greet", "count_roots"}
         assert tools["add"].inputSchema["properties"].keys() == {"a", "b"}
         added = await session.call_tool("add", {"a": 20, "b": 22})
         assert added.isError is False and added.text == "42"

@@ -4,6 +4,10 @@ Keeping the catalogue apart from the protocol engine makes two things easy: the
 ``--hostile-strings`` knob can dress every display string in one place, and a
 reader can see the whole menu on one screen.  Handlers live in :mod:`.server`;
 a :class:`ToolSpec` names the handler it runs, so several tools may share one.
+
+With ``--list-changes`` the menu also has a ``toggle_bonus`` tool and a bonus
+tool, prompt and resource that come and go with it (:class:`Bonus`), so that
+``list_changed`` notifications have something to announce.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ ECHO_PREFIX = "lab://echo/"
 GREET = "greet"
 GREET_STYLES = ("formal", "casual")
 
+BONUS = "bonus"
+BONUS_URI = "lab://bonus"
+BONUS_TEXT = "You found the bonus."
+
 INSTRUCTIONS = (
     "A teaching server. Try the echo and add tools, read lab://static/hello.txt, "
     "subscribe to lab://counter and call bump, or get the greet prompt. "
@@ -49,6 +57,8 @@ class ToolSpec:
     input_schema: dict[str, Any]
     handler: str
     output_schema: dict[str, Any] | None = None
+    #: The request the tool makes of the client (``sampling/createMessage`` …), if any.
+    asks: str | None = None
 
     def listing(self) -> dict[str, Any]:
         """The ``Tool`` object sent in ``tools/list``."""
@@ -64,6 +74,15 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class Bonus:
+    """What ``toggle_bonus`` adds to (and removes from) the three lists."""
+
+    tool: ToolSpec
+    prompt: dict[str, Any]
+    resource: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Catalogue:
     """Everything a client can list, with display strings already (maybe) dressed."""
 
@@ -76,14 +95,18 @@ class Catalogue:
     prompts: tuple[dict[str, Any], ...]
     #: Extra tool output appended to every tool result (empty when well behaved).
     tool_output_extra: str
+    bonus: Bonus
 
 
 def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(required)}
 
 
-def build_catalogue(hostile: bool = False) -> Catalogue:
-    """The server's menu; with ``hostile`` every display string carries :data:`HOSTILE`."""
+def build_catalogue(hostile: bool = False, list_changes: bool = False) -> Catalogue:
+    """The server's menu; with ``hostile`` every display string carries :data:`HOSTILE`.
+
+    ``list_changes`` adds the ``toggle_bonus`` tool (``--list-changes``).
+    """
 
     def dress(text: str) -> str:
         return f"{text} {HOSTILE}" if hostile else text
@@ -123,6 +146,7 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
             dress("Sends the prompt to the client via sampling/createMessage."),
             _schema({"prompt": {"type": "string"}}, ("prompt",)),
             "ask_llm",
+            asks="sampling/createMessage",
         ),
         ToolSpec(
             "ask_user",
@@ -130,6 +154,7 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
             dress("Asks the user a question via elicitation/create."),
             _schema({"message": {"type": "string"}}, ("message",)),
             "ask_user",
+            asks="elicitation/create",
         ),
         ToolSpec(
             "list_roots",
@@ -137,6 +162,7 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
             dress("Asks the client for its roots via roots/list."),
             _schema({}),
             "list_roots",
+            asks="roots/list",
         ),
         ToolSpec(
             "bump",
@@ -146,6 +172,17 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
             "bump",
         ),
     ]
+    if list_changes:
+        tools.append(
+            ToolSpec(
+                "toggle_bonus",
+                dress("Toggle the bonus"),
+                dress("Adds or removes the bonus tool, prompt and resource, and announces "
+                      "each list change."),
+                _schema({}),
+                "toggle_bonus",
+            )
+        )
     if hostile:
         tools.append(
             ToolSpec(
@@ -196,6 +233,15 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
             ],
         },
     )
+    bonus = Bonus(
+        tool=ToolSpec(BONUS, dress("Bonus"), dress("Present while the bonus is on."),
+                      _schema({}), BONUS),
+        prompt={"name": BONUS, "title": dress("Bonus"),
+                "description": dress("Present while the bonus is on.")},
+        resource={"uri": BONUS_URI, "name": dress("bonus"), "title": dress("Bonus"),
+                  "description": dress("Present while the bonus is on."),
+                  "mimeType": "text/plain"},
+    )
     return Catalogue(
         server_name=dress("mcp_nb-lab"),
         server_title=dress("mcp_nb lab server"),
@@ -205,4 +251,5 @@ def build_catalogue(hostile: bool = False) -> Catalogue:
         templates=templates,
         prompts=prompts,
         tool_output_extra=HOSTILE if hostile else "",
+        bonus=bonus,
     )

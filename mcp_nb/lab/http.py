@@ -16,15 +16,33 @@ outside a request goes to the session's GET stream.
 Streams keep their events, numbered ``<stream>-<n>``, so a client whose
 connection broke can fetch the rest with GET + ``Last-Event-ID``; a request's
 stream is forgotten once its response has been written in full.
+
+The stateless era (2026-07-28) shares the POST endpoint.  A POST is routed to
+it when its body's ``_meta`` names a protocol version, its method exists only in
+that era (``server/discover``, ``subscriptions/listen``) or its
+``MCP-Protocol-Version`` header names a stateless version (with ``--era
+stateless``: always).  No session is needed or minted, the ``MCP-Protocol-Version``,
+``Mcp-Method`` and ``Mcp-Name`` headers must agree with the body (-32020
+otherwise), and one server-wide LabSession serves every such request, so that a
+``bump`` on one connection reaches a ``subscriptions/listen`` stream on another.
+Its answers are JSON with the status its error code calls for (400, or 404 for
+an unknown method) unless something is sent before the response (progress, a
+log message, a subscription's acknowledgement): then an SSE stream, without
+event ids, since this era has no resumption.  Closing that stream cancels the
+request.  With ``--era stateless``, GET and DELETE (the GET stream, sessions)
+are 405.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import contextvars
 import itertools
 import json
+import re
 import secrets
 import signal
 import traceback
@@ -38,6 +56,7 @@ import anyio
 import h11
 from anyio.abc import ByteStream, SocketAttribute
 
+from mcp_nb.lab.eras import MODERN_ONLY_METHODS
 from mcp_nb.lab.knobs import HttpOptions, Knobs
 from mcp_nb.lab.server import (
     LabSession,
@@ -47,6 +66,20 @@ from mcp_nb.lab.server import (
     diag,
     encode_message,
     prepare_process,
+)
+from mcp_nb.protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from mcp_nb.protocol.stateless import (
+    META_PROTOCOL_VERSION,
+    is_stateless_request,
+    missing_request_meta,
 )
 
 MCP_PATH = "/mcp"
@@ -61,7 +94,21 @@ Headers = Sequence[tuple[str, str]]
 
 _READ_CHUNK = 65536
 _SERVER_ERROR = -32000
-_PARSE_ERROR = -32700
+#: The HTTP status a stateless-era error answer carries (anything else: 200).
+STATUS_FOR_ERROR = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+#: Seconds the shutdown waits for stateless answers (final listen results) to be written.
+_FLUSH_TIMEOUT = 1.0
+#: The body field each name-bearing method mirrors into ``Mcp-Name``.
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_BASE64_SENTINEL = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
 
 _current_stream: contextvars.ContextVar[EventStream | None] = contextvars.ContextVar(
     "lab_current_stream", default=None
@@ -72,10 +119,58 @@ def _is_request_id(value: object) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
-def _error_body(message: str, code: int = _SERVER_ERROR) -> bytes:
-    """A JSON-RPC error without an id: how the spec lets a server explain an HTTP refusal."""
+def _error_body(message: str, code: int = _SERVER_ERROR,
+                request_id: str | int | None = None) -> bytes:
+    """A JSON-RPC error (without an id, how the spec lets a server explain an HTTP refusal)."""
     error = {"code": code, "message": message}
-    return encode_message({"jsonrpc": "2.0", "id": None, "error": error})
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def decode_header_value(value: str) -> str | None:
+    """A header value with the ``=?base64?…?=`` sentinel decoded; None if that is malformed."""
+    match = _BASE64_SENTINEL.fullmatch(value)
+    if match is None:
+        return value
+    try:
+        return base64.b64decode(match["payload"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def header_mismatch(headers: dict[str, str], message: Message) -> str | None:
+    """Why the request's mirrored headers disagree with its body (2026-07-28), or None.
+
+    ``MCP-Protocol-Version`` must equal the ``_meta`` version, ``Mcp-Method``
+    the method, and for tools/call, prompts/get and resources/read,
+    ``Mcp-Name`` the name or uri (decoded first if base64-encoded).  A missing
+    header is a mismatch too.
+    """
+    method, params = message.get("method"), message.get("params")
+    params = params if isinstance(params, dict) else {}
+    meta = params.get("_meta")
+    mirrored = [
+        ("MCP-Protocol-Version", meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict)
+         else None),
+        ("Mcp-Method", method),
+    ]
+    name_key = NAME_PARAMS.get(method) if isinstance(method, str) else None
+    if name_key is not None and isinstance(params.get(name_key), str):
+        mirrored.append(("Mcp-Name", params[name_key]))
+    for header, expected in mirrored:
+        got = headers.get(header.lower())
+        if got is None:
+            return f"Header mismatch: the {header} header is missing (the body says {expected!r})"
+        if (decode_header_value(got) if header == "Mcp-Name" else got) != expected:
+            return (f"Header mismatch: {header} header value {got!r} does not match the body's "
+                    f"{expected!r}")
+    return None
+
+
+def http_status(response: Message) -> int:
+    """The status for a stateless-era JSON answer: by error code, else 200."""
+    error = response.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return STATUS_FOR_ERROR.get(code, 200) if isinstance(code, int) else 200
 
 
 @dataclass(frozen=True)
@@ -186,13 +281,21 @@ class _Connection:
 
 
 class EventStream:
-    """One logical SSE stream: its events, kept for replay, and followers waiting for more."""
+    """One logical SSE stream: its events, kept for replay, and followers waiting for more.
 
-    def __init__(self, index: int, request_id: str | int | None = None) -> None:
+    Events of a ``resumable`` stream (handshake era) carry ids for ``Last-Event-ID``;
+    the stateless era has no resumption, so its events have none.
+    """
+
+    def __init__(self, index: int, request_id: str | int | None = None,
+                 resumable: bool = True) -> None:
         self.index = index
         #: The request this stream answers; it finishes with that request's response.
         self.request_id = request_id
+        self.resumable = resumable
         self.events: list[bytes] = []
+        #: The messages behind :attr:`events` (a lone response may go out as plain JSON).
+        self.messages: list[Message] = []
         self.finished = False
         #: How many events were written to some connection (where a fresh GET starts).
         self.delivered = 0
@@ -203,10 +306,11 @@ class EventStream:
 
     def push(self, message: Message) -> None:
         position = len(self.events) + 1
+        event_id = f"id: {self.event_id(position)}\n" if self.resumable else ""
         self.events.append(
-            f"id: {self.event_id(position)}\nevent: message\ndata: ".encode()
-            + encode_message(message) + b"\n\n"
+            f"{event_id}event: message\ndata: ".encode() + encode_message(message) + b"\n\n"
         )
+        self.messages.append(message)
         if (self.request_id is not None and "method" not in message
                 and message.get("id") == self.request_id):
             self.finished = True
@@ -219,6 +323,11 @@ class EventStream:
     def priming(self, position: int) -> bytes:
         """An event with an id and empty data, so the client can resume from here."""
         return f"id: {self.event_id(position)}\ndata:\n\n".encode()
+
+    async def wait_for_first(self) -> None:
+        """Return once the stream has an event."""
+        while not self.events:
+            await self._changed.wait()
 
     def is_last(self, position: int) -> bool:
         return self.finished and position == len(self.events)
@@ -245,7 +354,7 @@ class _McpSession:
 
     def __init__(self, knobs: Knobs) -> None:
         self.id = secrets.token_hex(16)
-        self.lab = LabSession(knobs, self._route)
+        self.lab = LabSession(knobs, self._route, era="handshake")
         self.posts = 0
         self.standalone = EventStream(0)
         self.streams: dict[int, EventStream] = {0: self.standalone}
@@ -285,7 +394,7 @@ class _LegacySession:
     def __init__(self, knobs: Knobs) -> None:
         self.id = secrets.token_hex(16)
         self.stream = EventStream(0)
-        self.lab = LabSession(knobs, self.stream.push)
+        self.lab = LabSession(knobs, self.stream.push, era="handshake")
 
     async def close(self) -> None:
         self.stream.finish()
@@ -301,6 +410,12 @@ class LabHttpServer:
         self.sessions: dict[str, _McpSession] = {}
         self.legacy: dict[str, _LegacySession] = {}
         self._received = 0
+        #: Serves every stateless-era request: they share the server's state, not a session.
+        self.stateless = (LabSession(knobs, self._route_stateless, era="stateless")
+                          if knobs.serves_stateless else None)
+        self._stateless_streams = itertools.count(1)
+        #: Set when each stateless exchange still under way is done (the shutdown waits).
+        self._exchanges: set[asyncio.Event] = set()
 
     async def serve_connection(self, stream: ByteStream) -> None:
         """Serve one client connection; nothing that goes wrong in it may reach the listener."""
@@ -325,11 +440,22 @@ class LabHttpServer:
             if connection.can_respond:
                 await connection.respond(400, _error_body(f"Bad HTTP request: {exc}"))
 
+    async def end_subscriptions(self) -> None:
+        """Let open subscriptions/listen streams end with their final result, written out."""
+        if self.stateless is None:
+            return
+        await self.stateless.end_subscriptions()
+        with anyio.move_on_after(_FLUSH_TIMEOUT):
+            for done in list(self._exchanges):
+                await done.wait()
+
     async def close(self) -> None:
         for session in [*self.sessions.values(), *self.legacy.values()]:
             await session.close()
         self.sessions.clear()
         self.legacy.clear()
+        if self.stateless is not None:
+            await self.stateless.close()
 
     # -- routing ------------------------------------------------------------------------------
 
@@ -339,7 +465,8 @@ class LabHttpServer:
             status, message, headers = refusal
             await connection.respond(status, _error_body(message), headers=headers)
             return
-        routes = {MCP_PATH: {"POST": self._post, "GET": self._get, "DELETE": self._delete}}
+        routes = {MCP_PATH: {"POST": self._post, "GET": self._get, "DELETE": self._delete}
+                  if self.knobs.serves_handshake else {"POST": self._post}}
         if self.options.legacy_sse:
             routes[SSE_PATH] = {"GET": self._legacy_get}
             routes[MESSAGES_PATH] = {"POST": self._legacy_post}
@@ -347,8 +474,11 @@ class LabHttpServer:
         if methods is None:
             await connection.respond(404, _error_body(f"Not Found: nothing at {request.path}"))
         elif request.method not in methods:
+            why = "" if self.knobs.serves_handshake or request.path != MCP_PATH else (
+                " (the stateless era has no GET stream and no sessions; POST a "
+                "subscriptions/listen request to hear about changes)")
             await connection.respond(
-                405, _error_body(f"Method Not Allowed: {request.method} {request.path}"),
+                405, _error_body(f"Method Not Allowed: {request.method} {request.path}{why}"),
                 headers=[("allow", ", ".join(methods))])
         else:
             await methods[request.method](connection, request)
@@ -390,10 +520,13 @@ class LabHttpServer:
         try:
             message = json.loads(request.body)
         except ValueError as exc:
-            await connection.respond(400, _error_body(f"Parse error: {exc}", _PARSE_ERROR))
+            await connection.respond(400, _error_body(f"Parse error: {exc}", PARSE_ERROR))
             return
         if not isinstance(message, dict):
             await connection.respond(400, _error_body("Bad Request: POST one JSON-RPC object"))
+            return
+        if self._is_stateless(request, message):
+            await self._post_stateless(connection, request, message)
             return
         headers: list[tuple[str, str]] = []
         if "mcp-session-id" not in request.headers and message.get("method") == "initialize":
@@ -431,6 +564,93 @@ class LabHttpServer:
                            drop_after=self.knobs.drop_stream_after)
         if stream.finished and stream.delivered == len(stream.events):
             del session.streams[stream.index]
+
+    def _is_stateless(self, request: HttpRequest, message: Message) -> bool:
+        """Whether a POST belongs to the stateless era (see the module docstring)."""
+        if self.knobs.era != "both":
+            return self.knobs.era == "stateless"
+        params = message.get("params")
+        if is_stateless_request(params if isinstance(params, dict) else None):
+            return True
+        if message.get("method") in MODERN_ONLY_METHODS:
+            return True
+        # A header naming a stateless version: a modern client whose body lacks the _meta.
+        return request.headers.get("mcp-protocol-version") in self.knobs.stateless_versions
+
+    def _route_stateless(self, message: Message) -> None:
+        """Where the stateless LabSession's messages go: the stream of the request they
+        belong to (the context says which); nothing is sent outside a request."""
+        stream = _current_stream.get()
+        if stream is None or stream.finished:
+            what = message.get("method") or f"the response to {message.get('id')!r}"
+            diag(f"dropping {what}: its request's response stream has ended")
+            return
+        stream.push(message)
+
+    async def _post_stateless(self, connection: _Connection, request: HttpRequest,
+                              message: Message) -> None:
+        """One stateless-era POST: no session; headers checked; JSON or SSE answer."""
+        assert self.stateless is not None
+        self._count_message()
+        if "method" not in message:
+            await connection.respond(400, _error_body(
+                "Bad Request: a client POSTs requests (and notifications), never responses, in "
+                "the stateless era: there are no server requests to answer", INVALID_REQUEST))
+            return
+        if "id" not in message:
+            # The core protocol has no client notification on this transport (closing a
+            # response stream is how a client cancels): accepted, and nothing to do.
+            diag(f"ignoring notification {message['method']!r} in the stateless era")
+            await connection.respond(202)
+            return
+        if not _is_request_id(message["id"]):
+            await connection.respond(400, _error_body(
+                "Invalid Request: id must be a string or an integer", INVALID_REQUEST))
+            return
+        params = message.get("params")
+        if isinstance(params, dict) and not missing_request_meta(params):
+            mismatch = header_mismatch(request.headers, message)
+            if mismatch is not None:
+                diag(f"{mismatch} (400)")
+                await connection.respond(400, _error_body(mismatch, HEADER_MISMATCH,
+                                                          message.get("id")))
+                return
+        stream = EventStream(next(self._stateless_streams), message.get("id"), resumable=False)
+        token = _current_stream.set(stream)
+        try:
+            task = self.stateless.receive(message)
+        finally:
+            _current_stream.reset(token)
+        done = asyncio.Event()
+        self._exchanges.add(done)
+        try:
+            await self._answer_stateless(connection, stream)
+        finally:
+            self._exchanges.discard(done)
+            done.set()
+            if task is not None and not stream.finished:
+                self.stateless.abandon(task, "its client closed the response stream")
+
+    async def _answer_stateless(self, connection: _Connection, stream: EventStream) -> None:
+        """Wait for the first message: a lone response goes out as JSON with its status;
+        anything sent before the response makes the answer an SSE stream."""
+        async with anyio.create_task_group() as watch:
+
+            async def hang_up_when_client_leaves() -> None:
+                await connection.until_client_leaves()
+                watch.cancel_scope.cancel()
+
+            watch.start_soon(hang_up_when_client_leaves)
+            await stream.wait_for_first()
+            watch.cancel_scope.cancel()
+        if not stream.events:
+            return  # the client left first
+        if stream.finished and len(stream.events) == 1:
+            response = stream.messages[0]
+            await connection.respond(http_status(response), encode_message(response))
+            return
+        await self._stream(connection, stream, 0, first=b"",
+                           headers=[("x-accel-buffering", "no")])
 
     async def _get(self, connection: _Connection, request: HttpRequest) -> None:
         if "text/event-stream" not in request.headers.get("accept", ""):
@@ -495,7 +715,8 @@ class LabHttpServer:
         Ends early when the client leaves, or when --drop-stream-after cuts it.
         """
         await connection.open_stream(headers)
-        await connection.write(first)
+        if first:
+            await connection.write(first)
         async with anyio.create_task_group() as watch:
 
             async def hang_up_when_client_leaves() -> None:
@@ -549,7 +770,7 @@ class LabHttpServer:
         try:
             message = json.loads(request.body)
         except ValueError as exc:
-            await connection.respond(400, _error_body(f"Parse error: {exc}", _PARSE_ERROR))
+            await connection.respond(400, _error_body(f"Parse error: {exc}", PARSE_ERROR))
             return
         self._count_message()
         session.lab.receive(message)
@@ -587,6 +808,7 @@ async def _serve_http(knobs: Knobs, options: HttpOptions) -> int:
         tasks.start_soon(listener.serve, server.serve_connection)
         await stopped.wait()
         diag(reasons[0])
+        await server.end_subscriptions()
         tasks.cancel_scope.cancel()
     await server.close()
     return 0

@@ -7,7 +7,8 @@ The help text of every flag says what it does and which rule it breaks, so
 
 Protocol knobs work over every transport (they live in the session); process
 knobs (signals, exiting, crashing) too; the stdio-only and HTTP-only knobs are
-refused with the other transport rather than silently ignored.
+refused with the other transport rather than silently ignored, and so are the
+knobs of one protocol era when ``--era`` serves only the other.
 """
 
 from __future__ import annotations
@@ -16,16 +17,23 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 
-from mcp_nb.protocol.versions import SUPPORTED_VERSIONS
+from mcp_nb.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 #: Capabilities that ``--omit-capability`` may leave out of the initialize result.
 CAPABILITY_NAMES: tuple[str, ...] = ("tools", "resources", "prompts", "logging", "completions")
+#: What ``--era`` accepts: serve the handshake era, the stateless era, or both (dual-era).
+ERAS: tuple[str, ...] = ("handshake", "stateless", "both")
 
 
 @dataclass(frozen=True)
 class Knobs:
     """Every fault knob, already parsed; the defaults describe a well-behaved server."""
 
+    #: Which protocol era(s) the server speaks (not a fault: the shape of the server).
+    era: str = "both"
+    #: Offer the toggle_bonus tool, which changes all three lists (not a fault either).
+    list_changes: bool = False
+    # Handshake era
     answer_version: str | None = None
     supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS
     reject_version: bool = False
@@ -42,12 +50,24 @@ class Knobs:
     never_answer: frozenset[str] = field(default_factory=frozenset)
     hostile_strings: bool = False
     stderr_chatter: int = 0
+    # Stateless era
+    stateless_versions: tuple[str, ...] = STATELESS_VERSIONS
+    omit_result_type: bool = False
+    input_rounds: int = 1
     # HTTP only
     drop_stream_after: int | None = None
     expire_session_after: int | None = None
     no_delete: bool = False
     no_get_stream: bool = False
     require_header: tuple[str, str] | None = None
+
+    @property
+    def serves_handshake(self) -> bool:
+        return self.era != "stateless"
+
+    @property
+    def serves_stateless(self) -> bool:
+        return self.era != "handshake"
 
     def never_answers(self, method: str) -> bool:
         """True if requests for ``method`` are to be swallowed without a response.
@@ -83,6 +103,23 @@ _HTTP_ONLY = (
     ("no_get_stream", "--no-get-stream"),
     ("require_header", "--require-header"),
 )
+#: Knobs that only make sense in one protocol era: (attribute, flag).
+_HANDSHAKE_ONLY = (
+    ("answer_version", "--answer-version"),
+    ("supported_versions", "--supported-versions"),
+    ("reject_version", "--reject-version"),
+    ("request_before_initialized", "--request-before-initialized"),
+    ("drop_stream_after", "--drop-stream-after"),
+    ("expire_session_after", "--expire-session-after"),
+    ("no_delete", "--no-delete"),
+    ("no_get_stream", "--no-get-stream"),
+)
+_STATELESS_ONLY = (
+    ("stateless_versions", "--stateless-versions"),
+    ("omit_result_type", "--omit-result-type"),
+    ("input_rounds", "--input-rounds"),
+)
+_DEFAULTS = Knobs()
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -131,8 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--http",
         action="store_true",
         help="Serve Streamable HTTP at /mcp instead of stdio; the first line on stdout is "
-        "'mcp_nb lab server listening on URL'. Sessions are keyed by Mcp-Session-Id, and "
-        "requests with a non-localhost Origin get 403.",
+        "'mcp_nb lab server listening on URL'. Handshake-era sessions are keyed by "
+        "Mcp-Session-Id (stateless-era requests need none), and requests with a "
+        "non-localhost Origin get 403.",
     )
     serving.add_argument(
         "--sse",
@@ -152,6 +190,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="Port to listen on (default 0: any free port, printed on stdout).",
     )
+    eras = parser.add_argument_group("protocol era")
+    eras.add_argument(
+        "--era",
+        choices=ERAS,
+        default="both",
+        help="Which era of MCP to speak (default both, a dual-era server). handshake: "
+        "initialize opens a session, as in 2024-11-05 .. 2025-11-25; requests' _meta is not "
+        "looked at and server/discover is an unknown method. stateless: the 2026-07-28 era, "
+        "where every request carries its version and capabilities in _meta and initialize is "
+        "refused with -32022 naming the versions served. both: a request whose _meta carries "
+        "io.modelcontextprotocol/protocolVersion is served statelessly at any time, anything "
+        "else as in the handshake era.",
+    )
+    extras = parser.add_argument_group("extras (not faults)")
+    extras.add_argument(
+        "--list-changes",
+        action="store_true",
+        help="Offer a toggle_bonus tool that adds or removes a bonus tool, prompt and resource "
+        "and announces each change with notifications/{tools,prompts,resources}/list_changed "
+        "(to the session in the handshake era; to subscriptions/listen streams that opted in, "
+        "in the stateless era), so list_changed can be observed.",
+    )
     add = parser.add_argument
     add(
         "--answer-version",
@@ -164,8 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="V1,V2",
         type=_version_list,
         default=SUPPORTED_VERSIONS,
-        help=f"Restrict the versions the server speaks (default: {','.join(SUPPORTED_VERSIONS)}); "
-        "teaches version negotiation by counter-offer.",
+        help="Restrict the handshake-era versions the server speaks (default: "
+        f"{','.join(SUPPORTED_VERSIONS)}); teaches version negotiation by counter-offer.",
     )
     add(
         "--reject-version",
@@ -267,6 +327,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="Write N lines to stderr at startup, before reading stdin; teaches that a client "
         "must drain the server's stderr or the server blocks on a full pipe.",
     )
+    stateless = parser.add_argument_group("stateless-era fault knobs (--era stateless or both)")
+    stateless.add_argument(
+        "--stateless-versions",
+        metavar="V1,V2",
+        type=_version_list,
+        default=STATELESS_VERSIONS,
+        help=f"Serve these stateless-era versions (default: {','.join(STATELESS_VERSIONS)}); "
+        "requests declaring any other version in _meta get -32022 'Unsupported protocol "
+        "version' with data.supported, so claiming e.g. 2099-01-01 only teaches a client to "
+        "negotiate (or to give up) per request.",
+    )
+    stateless.add_argument(
+        "--omit-result-type",
+        action="store_true",
+        help="Leave resultType out of complete results; breaks the rule that every 2026-07-28 "
+        "result carries it, and teaches that a client must then read the result as complete "
+        "(input_required results keep it).",
+    )
+    stateless.add_argument(
+        "--input-rounds",
+        metavar="N",
+        type=_at_least(int, 1),
+        default=1,
+        help="Make ask_llm, ask_user and list_roots answer input_required N times (default "
+        "1), each round asking again under a new inputRequests key, before completing with "
+        "every round's answer; teaches that a client must keep retrying (with a new id and the "
+        "echoed requestState) until the result is complete.",
+    )
     http = parser.add_argument_group("HTTP fault knobs (with --http)")
     http.add_argument(
         "--drop-stream-after",
@@ -274,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_at_least(int, 1),
         help="Cut the connection of a request's SSE stream after N messages when more are to "
         "come, having sent 'retry: 250'. Events carry ids, so the client can resume with GET + "
-        "Last-Event-ID; teaches stream resumption and honouring the retry field.",
+        "Last-Event-ID; teaches stream resumption and honouring the retry field (handshake "
+        "era only: 2026-07-28 streams are not resumable).",
     )
     http.add_argument(
         "--expire-session-after",
@@ -315,13 +404,28 @@ def parse_command_line(argv: Sequence[str] | None = None) -> tuple[Knobs, HttpOp
     ns = parser.parse_args(argv)
     knobs = _knobs(ns)
     http = ns.http or ns.sse
-    wrong = _STDIO_ONLY if http else _HTTP_ONLY
-    for attribute, flag in wrong:
-        if getattr(knobs, attribute) not in (None, False):
-            parser.error(f"{flag} is for the {'stdio' if http else 'HTTP (--http)'} transport")
+    _refuse(parser, knobs, _STDIO_ONLY if http else _HTTP_ONLY,
+            f"is for the {'stdio' if http else 'HTTP (--http)'} transport")
+    if not knobs.serves_handshake:
+        _refuse(parser, knobs, _HANDSHAKE_ONLY, "concerns the handshake era, which "
+                "--era stateless does not serve")
+        if ns.sse:
+            parser.error("--sse serves the handshake era's HTTP+SSE transport, which "
+                         "--era stateless does not serve")
+    if not knobs.serves_stateless:
+        _refuse(parser, knobs, _STATELESS_ONLY, "concerns the stateless era, which "
+                "--era handshake does not serve")
     if not http:
         return knobs, None
     return knobs, HttpOptions(host=ns.host, port=ns.port, legacy_sse=ns.sse)
+
+
+def _refuse(parser: argparse.ArgumentParser, knobs: Knobs,
+            pairs: Sequence[tuple[str, str]], why: str) -> None:
+    """Exit with an error naming the first of ``pairs`` set away from its default."""
+    for attribute, flag in pairs:
+        if getattr(knobs, attribute) != getattr(_DEFAULTS, attribute):
+            parser.error(f"{flag} {why}")
 
 
 def _knobs(ns: argparse.Namespace) -> Knobs:

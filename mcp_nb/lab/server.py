@@ -11,6 +11,15 @@ Two layers, kept apart so an HTTP transport can reuse the first:
   thread reads lines (blocking reads would stall the loop), the loop thread alone
   writes stdout, and stderr gets human-readable diagnostics only.
 
+A session serves both eras of MCP (``--era``).  A handshake-era request is
+served in the context ``initialize`` set up (version, client capabilities, log
+level); a stateless-era request (2026-07-28) brings all of that in its own
+``params._meta`` and is served from that alone: its result carries
+``resultType`` and the server's identity, a tool that needs the client's help
+answers ``input_required`` instead of calling the client, and log messages flow
+only at the level the request asked for.  Application state (the counter, the
+bonus toggle, open subscriptions) is the server's own and is shared by both.
+
 Fault knobs (:class:`~mcp_nb.lab.knobs.Knobs`) that concern the protocol live in
 the session; those that concern the process (signals, EOF, crashing, stdout
 garbage) live in the stdio layer.
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib.metadata
 import json
 import operator
@@ -34,6 +44,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from mcp_nb.lab.content import (
+    BONUS,
+    BONUS_TEXT,
+    BONUS_URI,
     COUNTER_URI,
     ECHO_PREFIX,
     ECHO_TEMPLATE,
@@ -41,7 +54,20 @@ from mcp_nb.lab.content import (
     GREET_STYLES,
     HELLO_TEXT,
     HELLO_URI,
+    ToolSpec,
     build_catalogue,
+)
+from mcp_nb.lab.eras import (
+    CACHEABLE_METHODS,
+    MODERN_ONLY_METHODS,
+    Listener,
+    Rounds,
+    decode_request_state,
+    encode_request_state,
+    honoured_filter,
+    input_key,
+    removed_method_note,
+    request_digest,
 )
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.protocol.errors import (
@@ -49,17 +75,33 @@ from mcp_nb.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcp_nb.protocol.models import LOG_LEVELS
+from mcp_nb.protocol.stateless import (
+    INPUT_REQUEST_CAPABILITY,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+    SUBSCRIPTION_FILTERS,
+    is_stateless_request,
+    missing_request_meta,
+)
 
 Message = dict[str, Any]
 #: Delivers one outgoing message to the client; called from the loop thread only.
 Send = Callable[[Message], None]
 RequestId = str | int
 
-
+#: Seconds that open subscriptions get to send their final result at shutdown.
+_GOODBYE = 1.0
 
 #: Methods a client may send before initialize has succeeded.
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
@@ -141,16 +183,23 @@ class Request:
     id: RequestId
     method: str
     params: dict[str, Any]
+    #: Served in the stateless era: everything it needs is in ``params._meta``.
+    stateless: bool = False
 
     def param(self, key: str, kind: type) -> Any:
         """A required parameter of the given JSON type."""
         return _field(self.params, key, kind, f"{self.method} params")
 
     @property
+    def meta(self) -> dict[str, Any]:
+        """``params._meta`` (empty if absent or not an object)."""
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
     def progress_token(self) -> str | int | None:
         """``params._meta.progressToken``: present means the client wants progress."""
-        meta = self.params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        token = self.meta.get("progressToken")
         return token if _is_request_id(token) else None
 
 
@@ -206,6 +255,24 @@ def _sampled_text(content: object) -> str:
     return "".join(texts)
 
 
+def _elicited_text(answer: dict[str, Any]) -> str:
+    """What ``ask_user`` reports of an ``elicitation/create`` result."""
+    text = f"action: {answer.get('action')}"
+    if "content" in answer:
+        text += f"\ncontent: {json.dumps(answer['content'], ensure_ascii=False)}"
+    return text
+
+
+def _root_list_text(answer: dict[str, Any]) -> str:
+    """What ``list_roots`` reports of a ``roots/list`` result: one URI a line."""
+    roots = answer.get("roots")
+    if not isinstance(roots, list) or not all(
+        isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots
+    ):
+        raise ToolFailure("The client's roots/list result had no valid roots array.")
+    return "\n".join(root["uri"] for root in roots) or "(no roots)"
+
+
 MethodHandler = Callable[[Request], Coroutine[Any, Any, Message]]
 ToolHandler = Callable[[dict[str, Any], Request], Coroutine[Any, Any, Message]]
 
@@ -216,11 +283,18 @@ class LabSession:
     Build it with the knobs and a ``send`` callable, then call :meth:`receive`
     for every incoming message from within the event loop, and :meth:`close`
     when the transport goes away.
+
+    ``era`` (default: ``knobs.era``) says which requests this session serves
+    statelessly: a transport that routes the eras itself (HTTP) passes
+    ``"handshake"`` or ``"stateless"``.  The versions the server advertises
+    still follow ``knobs.era``.
     """
 
-    def __init__(self, knobs: Knobs, send: Send) -> None:
+    def __init__(self, knobs: Knobs, send: Send, era: str | None = None) -> None:
         self.knobs = knobs
-        self.catalogue = build_catalogue(hostile=knobs.hostile_strings)
+        self.era = era or knobs.era
+        self.catalogue = build_catalogue(hostile=knobs.hostile_strings,
+                                         list_changes=knobs.list_changes)
         self._send = send
         #: "new" until initialize succeeds, then "initialized", then "operating"
         #: once notifications/initialized arrives.
@@ -230,25 +304,37 @@ class LabSession:
         self.client_info: dict[str, Any] = {}
         self._log_threshold = LOG_LEVELS.index("info")
         self._counter = 0
+        self._bonus = False
+        #: Handshake era: URIs the session subscribed to with resources/subscribe.
         self._subscriptions: set[str] = set()
+        #: Stateless era: open subscriptions/listen requests, by the task serving each.
+        self._listeners: dict[asyncio.Task[Any], Listener] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._inflight: dict[RequestId, tuple[str, asyncio.Task[Any]]] = {}
         self._outgoing: dict[int, asyncio.Future[Any]] = {}
         self._last_outgoing_id = 0
-        self._methods: dict[str, MethodHandler] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
+        shared: dict[str, MethodHandler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
             "resources/list": self._resources_list,
             "resources/templates/list": self._templates_list,
             "resources/read": self._resources_read,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
             "prompts/list": self._prompts_list,
             "prompts/get": self._prompts_get,
             "completion/complete": self._complete,
+        }
+        self._methods: dict[str, MethodHandler] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            **shared,
+        }
+        self._stateless_methods: dict[str, MethodHandler] = {
+            "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
+            **shared,
         }
         self._tools: dict[str, ToolHandler] = {
             "echo": self._tool_echo,
@@ -258,6 +344,8 @@ class LabSession:
             "ask_user": self._tool_ask_user,
             "list_roots": self._tool_list_roots,
             "bump": self._tool_bump,
+            "toggle_bonus": self._tool_toggle_bonus,
+            BONUS: self._tool_bonus,
         }
 
     # ----------------------------------------------------------- incoming
@@ -271,17 +359,21 @@ class LabSession:
             return
         self.receive(message)
 
-    def receive(self, message: object) -> None:
-        """Route one decoded message: request, notification or response."""
+    def receive(self, message: object) -> asyncio.Task[Any] | None:
+        """Route one decoded message: request, notification or response.
+
+        Returns the task serving a request (so a transport can cancel it when
+        its client goes away), else None.
+        """
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             self._invalid(message, "expected a JSON-RPC 2.0 object")
-            return
+            return None
         if "method" not in message:
             if _is_request_id(message.get("id")) and ("result" in message or "error" in message):
                 self._receive_response(message)
             else:
                 self._invalid(message, "neither a request, a notification nor a response")
-            return
+            return None
         method, params = message["method"], message.get("params", {})
         if not isinstance(method, str):
             self._invalid(message, "method must be a string")
@@ -301,8 +393,17 @@ class LabSession:
         elif self.knobs.never_answers(method):
             diag(f"never answering {method} (id {message['id']!r}) (--never-answer)")
         else:
-            request = Request(message["id"], method, params)
-            self._inflight[request.id] = (method, self._spawn(self._serve(request)))
+            request = Request(message["id"], method, params, self._is_stateless(method, params))
+            task = self._spawn(self._serve(request))
+            self._inflight[request.id] = (method, task)
+            return task
+        return None
+
+    def _is_stateless(self, method: str, params: dict[str, Any]) -> bool:
+        """Which era serves this request: the session's, or (dual-era) the request's own."""
+        if self.era != "both":
+            return self.era == "stateless"
+        return is_stateless_request(params) or method in MODERN_ONLY_METHODS
 
     def _invalid(self, message: object, why: str) -> None:
         """Answer -32600, echoing the id only if one can be read off the message."""
@@ -347,6 +448,16 @@ class LabSession:
             diag(f"cancelling request {request_id!r} ({reason})")
             entry[1].cancel()
 
+    def abandon(self, task: asyncio.Task[Any], reason: str) -> None:
+        """Cancel the task :meth:`receive` returned: its client went away (HTTP's cancel)."""
+        if task.done():
+            return
+        if self.knobs.ignore_cancel:
+            diag(f"not cancelling a request whose client left (--ignore-cancel): {reason}")
+            return
+        diag(f"cancelling a request: {reason}")
+        task.cancel()
+
     # ----------------------------------------------------------- outgoing
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -374,9 +485,18 @@ class LabSession:
         """Send a notification to the client."""
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def log(self, level: str, data: Any) -> None:
-        """Send ``notifications/message`` if ``level`` reaches the client's chosen level."""
-        if LOG_LEVELS.index(level) >= self._log_threshold:
+    def log(self, request: Request, level: str, data: Any) -> None:
+        """Send ``notifications/message`` if ``level`` reaches the client's chosen level.
+
+        The handshake era's level is the session's (logging/setLevel); a
+        stateless request logs only if its ``_meta`` names a level.
+        """
+        if request.stateless:
+            chosen = request.meta.get(META_LOG_LEVEL)
+            threshold = LOG_LEVELS.index(chosen) if chosen in LOG_LEVELS else None
+        else:
+            threshold = self._log_threshold
+        if threshold is not None and LOG_LEVELS.index(level) >= threshold:
             self.notify("notifications/message", {"level": level, "logger": "lab", "data": data})
 
     async def request_client(self, method: str, params: dict[str, Any]) -> Any:
@@ -426,12 +546,83 @@ class LabSession:
             self._spawn(self._premature_roots_request())
 
     async def _dispatch(self, request: Request) -> Message:
-        if self.state == "new" and request.method not in _PRE_INIT_METHODS:
-            raise RpcError(INVALID_REQUEST, "Server not initialized: send initialize first")
+        if request.stateless:
+            return self._stateless_result(request, await self._dispatch_stateless(request))
         handler = self._methods.get(request.method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        if self.state == "new" and request.method not in _PRE_INIT_METHODS:
+            raise RpcError(INVALID_REQUEST, "Server not initialized: send initialize first")
         return await handler(request)
+
+    async def _dispatch_stateless(self, request: Request) -> Message:
+        """Check a stateless request's ``_meta`` (the first failure is the answer), then
+        serve the request from that alone."""
+        if request.method == "initialize" and not is_stateless_request(request.params):
+            raise self._initialize_refused(request.params.get("protocolVersion"))
+        missing = missing_request_meta(request.params)
+        if missing:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta lacks "
+                           f"{', '.join(missing)}, which every 2026-07-28 request carries")
+        version = request.meta[META_PROTOCOL_VERSION]
+        if not isinstance(version, str):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {META_PROTOCOL_VERSION} must be "
+                           "a string")
+        if version not in self.knobs.stateless_versions:
+            served = self.served_versions()
+            raise RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                           {"supported": served, "requested": version})
+        if not isinstance(request.meta[META_CLIENT_CAPABILITIES], dict):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {META_CLIENT_CAPABILITIES} must "
+                           "be an object")
+        level = request.meta.get(META_LOG_LEVEL)
+        if level is not None and level not in LOG_LEVELS:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown {META_LOG_LEVEL} "
+                           f"{level!r}; expected one of {', '.join(LOG_LEVELS)}")
+        handler = self._stateless_methods.get(request.method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}"
+                           f"{removed_method_note(request.method)}")
+        return await handler(request)
+
+    def _initialize_refused(self, offered: object) -> RpcError:
+        """What a stateless-only server says to ``initialize``: the versions it does speak.
+
+        A handshake-era client cannot fall forward, so this message may be all
+        its user ever sees; it names the versions (a SHOULD of 2026-07-28).
+        """
+        served = self.served_versions()
+        data: dict[str, Any] = {"supported": served}
+        if isinstance(offered, str):
+            data["requested"] = offered
+        return RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version: this server speaks only {', '.join(served)}, the "
+            "stateless era, which has no initialize; send requests with the version in "
+            f"params._meta[{META_PROTOCOL_VERSION!r}]",
+            data,
+        )
+
+    def _stateless_result(self, request: Request, result: Message) -> Message:
+        """Dress a result for the stateless era: resultType, cache hints, serverInfo."""
+        dressed = dict(result)
+        dressed.setdefault("resultType", RESULT_COMPLETE)
+        if self.knobs.omit_result_type and dressed["resultType"] == RESULT_COMPLETE:
+            del dressed["resultType"]  # --omit-result-type
+        if request.method in CACHEABLE_METHODS:
+            # Nothing here is user-specific, but the counter changes at any time.
+            dressed.update(ttlMs=0, cacheScope="public")
+        dressed["_meta"] = {**dressed.get("_meta", {}), META_SERVER_INFO: self.server_info()}
+        return dressed
+
+    def served_versions(self) -> list[str]:
+        """Every version the server speaks in the eras it serves, newest first."""
+        versions: set[str] = set()
+        if self.knobs.serves_stateless:
+            versions.update(self.knobs.stateless_versions)
+        if self.knobs.serves_handshake:
+            versions.update(self.knobs.supported_versions)
+        return sorted(versions, reverse=True)  # ISO dates sort chronologically
 
     async def _premature_roots_request(self) -> None:
         diag("sending roots/list before notifications/initialized (--request-before-initialized)")
@@ -485,13 +676,64 @@ class LabSession:
         return {
             "protocolVersion": version,
             "capabilities": self.capabilities(),
-            "serverInfo": {
-                "name": self.catalogue.server_name,
-                "version": _package_version(),
-                "title": self.catalogue.server_title,
-            },
+            "serverInfo": self.server_info(),
             "instructions": self.catalogue.instructions,
         }
+
+    def server_info(self) -> dict[str, Any]:
+        """The Implementation object: serverInfo (handshake), _meta serverInfo (stateless)."""
+        return {
+            "name": self.catalogue.server_name,
+            "version": _package_version(),
+            "title": self.catalogue.server_title,
+        }
+
+    async def _discover(self, request: Request) -> Message:
+        return {
+            "supportedVersions": self.served_versions(),
+            "capabilities": self.capabilities(),
+            "instructions": self.catalogue.instructions,
+            # Nothing here changes while the server runs, but a teaching server may be
+            # restarted with other flags at any moment: never serve it from a cache.
+            "ttlMs": 0,
+            "cacheScope": "public",
+        }
+
+    async def _listen(self, request: Request) -> Message:
+        """``subscriptions/listen``: acknowledge, then stay open until cancelled or shut down.
+
+        Matching changes are sent from whatever task makes them (see
+        :meth:`_publish`), inside this request's context, so they reach this
+        request's stream on HTTP and are written before the change's own
+        response on stdio.
+        """
+        wanted = request.param("notifications", dict)
+        try:
+            honoured = honoured_filter(wanted, self.capabilities(), self._resource_exists)
+        except ValueError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        task = asyncio.current_task()
+        assert task is not None
+        listener = Listener(request.id, honoured, contextvars.copy_context())
+        self._listeners[task] = listener
+        try:
+            self.notify("notifications/subscriptions/acknowledged",
+                        {"notifications": honoured,
+                         "_meta": {META_SUBSCRIPTION_ID: request.id}})
+            await listener.ended.wait()
+        finally:
+            del self._listeners[task]
+        diag(f"subscription {request.id!r} ended by the server")
+        return {"_meta": {META_SUBSCRIPTION_ID: request.id}}
+
+    def _publish(self, flag: str, params: dict[str, Any], uri: str | None = None) -> None:
+        """Send a change notification to every open listen request that opted in to it."""
+        for listener in self._listeners.values():
+            if listener.wants(flag, uri):
+                stamped = {**params, "_meta": {META_SUBSCRIPTION_ID: listener.request_id}}
+                message = {"jsonrpc": "2.0", "method": SUBSCRIPTION_FILTERS[flag],
+                           "params": stamped}
+                listener.context.run(self._send, message)
 
     async def _ping(self, request: Request) -> Message:
         return {}
@@ -515,9 +757,14 @@ class LabSession:
 
     # -------------------------------------------------------------- tools
 
+    def _tool_specs(self) -> list[ToolSpec]:
+        """The tools on offer right now (the bonus tool comes and goes)."""
+        bonus = [self.catalogue.bonus.tool] if self._bonus else []
+        return [*self.catalogue.tools.values(), *bonus]
+
     async def _tools_list(self, request: Request) -> Message:
         self._refuse_cursor(request)
-        return {"tools": [tool.listing() for tool in self.catalogue.tools.values()]}
+        return {"tools": [tool.listing() for tool in self._tool_specs()]}
 
     async def _tools_call(self, request: Request) -> Message:
         name = request.param("name", str)
@@ -525,10 +772,15 @@ class LabSession:
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: tools/call arguments must be an object")
         tool = self.catalogue.tools.get(name)
+        if tool is None and self._bonus and name == BONUS:
+            tool = self.catalogue.bonus.tool
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
-        self.log("info", f"{tool.handler} called")
-        self.log("debug", {"tool": tool.handler, "arguments": arguments})
+        if request.stateless and tool.asks is not None:
+            # Checked before anything is sent, so over HTTP the refusal is still a plain 400.
+            self._require_capability(request, tool.asks)
+        self.log(request, "info", f"{tool.handler} called")
+        self.log(request, "debug", {"tool": tool.handler, "arguments": arguments})
         try:
             return await self._tools[tool.handler](
                 _check_arguments(tool.input_schema, arguments), request
@@ -575,6 +827,69 @@ class LabSession:
             raise
         return self._tool_result(f"done after {steps} steps")
 
+    @staticmethod
+    def _require_capability(request: Request, method: str) -> None:
+        """-32021 unless the stateless request's client declared what ``method`` needs."""
+        capability = INPUT_REQUEST_CAPABILITY[method]
+        if capability not in request.meta[META_CLIENT_CAPABILITIES]:
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: {request.params.get('name')} needs "
+                f"{method}, and the request's {META_CLIENT_CAPABILITIES} lacks {capability!r}",
+                {"requiredCapabilities": {capability: {}}},
+            )
+
+    async def _with_input(self, request: Request, method: str, params: dict[str, Any],
+                          finish: Callable[[dict[str, Any]], str]) -> Message:
+        """A tool result built from the client's answer to ``method``.
+
+        The handshake era sends the client a request and waits for the answer;
+        the stateless era answers ``input_required`` and finishes when the
+        retry brings the answer (:meth:`_input_round`).  ``finish`` turns one
+        answer into the tool's text.
+        """
+        if request.stateless:
+            return self._input_round(request, method, params, finish)
+        answer = await self._ask_client(INPUT_REQUEST_CAPABILITY[method], method, params)
+        return self._tool_result(finish(answer))
+
+    def _input_round(self, request: Request, method: str, params: dict[str, Any],
+                     finish: Callable[[dict[str, Any]], str]) -> Message:
+        """One round of a multi-round-trip request: ask (again), or complete.
+
+        Where the request stands comes from its ``requestState`` alone; without
+        one it is a first attempt, and any ``inputResponses`` are ignored as
+        unrecognised.  A retry that lacks the answer asked for is asked again
+        (the spec's SHOULD), not failed.
+        """
+        digest = request_digest(request.method, request.params)
+        responses = request.params.get("inputResponses", {})
+        if not isinstance(responses, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        rounds = Rounds()
+        if "requestState" in request.params:
+            try:
+                rounds = decode_request_state(request.params["requestState"], digest)
+            except ValueError as exc:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+            answer = responses.get(input_key(method, rounds.round))
+            if answer is not None:
+                if not isinstance(answer, dict):
+                    raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses."
+                                   f"{input_key(method, rounds.round)} must be an object")
+                answers = (*rounds.answers, finish(answer))
+                if len(answers) >= self.knobs.input_rounds:
+                    return self._tool_result("\n".join(answers))
+                rounds = Rounds(rounds.round + 1, answers)
+        diag(f"{request.params.get('name')}: asking the client for {method} "
+             f"(round {rounds.round} of {self.knobs.input_rounds})")
+        return {
+            "resultType": RESULT_INPUT_REQUIRED,
+            "inputRequests": {input_key(method, rounds.round): {"method": method,
+                                                                 "params": params}},
+            "requestState": encode_request_state(digest, rounds),
+        }
+
     async def _ask_client(self, capability: str, method: str, params: dict[str, Any]) -> Message:
         """Call back into the client, turning every way that can fail into a tool failure."""
         if capability not in self.client_capabilities:
@@ -593,75 +908,95 @@ class LabSession:
         return result
 
     async def _tool_ask_llm(self, args: dict[str, Any], request: Request) -> Message:
-        result = await self._ask_client(
-            "sampling",
-            "sampling/createMessage",
-            {
-                "messages": [{"role": "user", "content": {"type": "text", "text": args["prompt"]}}],
-                "maxTokens": 100,
-            },
-        )
-        return self._tool_result(_sampled_text(result.get("content")))
+        params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": args["prompt"]}}],
+            "maxTokens": 100,
+        }
+        return await self._with_input(request, "sampling/createMessage", params,
+                                      lambda answer: _sampled_text(answer.get("content")))
 
     async def _tool_ask_user(self, args: dict[str, Any], request: Request) -> Message:
-        result = await self._ask_client(
-            "elicitation",
-            "elicitation/create",
-            {
-                "message": args["message"],
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"answer": {"type": "string"}},
-                    "required": ["answer"],
-                },
+        params = {
+            "message": args["message"],
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
             },
-        )
-        text = f"action: {result.get('action')}"
-        if "content" in result:
-            text += f"\ncontent: {json.dumps(result['content'], ensure_ascii=False)}"
-        return self._tool_result(text)
+        }
+        return await self._with_input(request, "elicitation/create", params, _elicited_text)
 
     async def _tool_list_roots(self, args: dict[str, Any], request: Request) -> Message:
-        roots = (await self._ask_client("roots", "roots/list", {})).get("roots")
-        if not isinstance(roots, list) or not all(
-            isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots
-        ):
-            raise ToolFailure("The client's roots/list result had no valid roots array.")
-        return self._tool_result("\n".join(root["uri"] for root in roots) or "(no roots)")
+        return await self._with_input(request, "roots/list", {}, _root_list_text)
 
     async def _tool_bump(self, args: dict[str, Any], request: Request) -> Message:
         self._counter += 1
         if COUNTER_URI in self._subscriptions:
             self.notify("notifications/resources/updated", {"uri": COUNTER_URI})
+        self._publish("resourceSubscriptions", {"uri": COUNTER_URI}, COUNTER_URI)
         return self._tool_result(f"counter is now {self._counter}")
+
+    async def _tool_toggle_bonus(self, args: dict[str, Any], request: Request) -> Message:
+        self._bonus = not self._bonus
+        declared = self.capabilities()
+        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                           ("resourcesListChanged", "resources")):
+            if not (declared.get(kind) or {}).get("listChanged"):
+                continue
+            if self.state != "new":  # a handshake-era session is listening
+                self.notify(f"notifications/{kind}/list_changed", {})
+            self._publish(flag, {})
+        state = "added" if self._bonus else "removed"
+        return self._tool_result(f"bonus tool, prompt and resource {state}")
+
+    async def _tool_bonus(self, args: dict[str, Any], request: Request) -> Message:
+        return self._tool_result(BONUS_TEXT)
 
     # ---------------------------------------------------------- resources
 
     async def _resources_list(self, request: Request) -> Message:
         self._refuse_cursor(request)
-        return {"resources": list(self.catalogue.resources)}
+        bonus = [self.catalogue.bonus.resource] if self._bonus else []
+        return {"resources": [*self.catalogue.resources, *bonus]}
 
     async def _templates_list(self, request: Request) -> Message:
         self._refuse_cursor(request)
         return {"resourceTemplates": list(self.catalogue.templates)}
 
-    def _resource_text(self, uri: str) -> str:
+    def _resource_text(self, uri: str) -> str | None:
+        """The resource's text, or None if there is no such resource."""
         if uri == HELLO_URI:
             return HELLO_TEXT
         if uri == COUNTER_URI:
             return str(self._counter)
+        if uri == BONUS_URI and self._bonus:
+            return BONUS_TEXT
         if uri.startswith(ECHO_PREFIX) and len(uri) > len(ECHO_PREFIX):
             return unquote(uri[len(ECHO_PREFIX) :])
-        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        return None
 
-    async def _resources_read(self, request: Request) -> Message:
+    def _resource_exists(self, uri: str) -> bool:
+        return self._resource_text(uri) is not None
+
+    def _existing_resource(self, request: Request) -> tuple[str, str]:
+        """The requested ``uri`` and its text, or "Resource not found".
+
+        The code is -32002 in the handshake era; 2026-07-28 retired it for
+        -32602 (Invalid params).
+        """
         uri = request.param("uri", str)
         text = self._resource_text(uri)
+        if text is None:
+            code = INVALID_PARAMS if request.stateless else RESOURCE_NOT_FOUND
+            raise RpcError(code, "Resource not found", {"uri": uri})
+        return uri, text
+
+    async def _resources_read(self, request: Request) -> Message:
+        uri, text = self._existing_resource(request)
         return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}
 
     async def _subscribe(self, request: Request) -> Message:
-        uri = request.param("uri", str)
-        self._resource_text(uri)  # only existing resources can be subscribed to
+        uri, _ = self._existing_resource(request)  # only existing resources can be subscribed to
         self._subscriptions.add(uri)
         return {}
 
@@ -673,10 +1008,14 @@ class LabSession:
 
     async def _prompts_list(self, request: Request) -> Message:
         self._refuse_cursor(request)
-        return {"prompts": list(self.catalogue.prompts)}
+        bonus = [self.catalogue.bonus.prompt] if self._bonus else []
+        return {"prompts": [*self.catalogue.prompts, *bonus]}
 
     async def _prompts_get(self, request: Request) -> Message:
         name = request.param("name", str)
+        if name == BONUS and self._bonus:
+            return {"messages": [{"role": "user", "content": {"type": "text",
+                                                               "text": BONUS_TEXT}}]}
         if name != GREET:
             raise RpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
         arguments = request.params.get("arguments", {})
@@ -723,12 +1062,23 @@ class LabSession:
 
     # ----------------------------------------------------------- shutdown
 
+    async def end_subscriptions(self) -> None:
+        """Complete every open ``subscriptions/listen`` request (the server is going away)."""
+        for listener in self._listeners.values():
+            listener.ended.set()
+        if self._listeners:
+            # Bounded: a listen response waits only for --delay before it is sent.
+            await asyncio.wait(list(self._listeners), timeout=self.knobs.delay + _GOODBYE)
+
     async def close(self, grace: float = 0.0) -> None:
         """End the session: give running work ``grace`` seconds to finish, then cancel it.
 
         The grace lets requests that were piped in just before EOF still be
         answered (``printf ... | python -m mcp_nb.lab`` works as a demo).
+        Open subscriptions are ended first, so their clients learn that the
+        server ended them (a complete result) rather than see the stream drop.
         """
+        await self.end_subscriptions()
         if self._tasks and grace > 0:
             await asyncio.wait(list(self._tasks), timeout=grace)
         tasks = list(self._tasks)
