@@ -169,6 +169,8 @@ class Subscription:
     notifications: list[dict[str, Any]] = field(default_factory=list)
     #: Why the subscription ended (None while it is open).
     ended: str | None = None
+    #: Set once the server acknowledged it, or once it ended.
+    settled: anyio.Event | None = field(default=None, repr=False, compare=False)
 
 
 class _Pending:
@@ -936,7 +938,7 @@ class ClientSession:
         holder: list[Subscription] = []
 
         def on_sent(request_id: int) -> None:
-            subscription = Subscription(request_id, wanted)
+            subscription = Subscription(request_id, wanted, settled=anyio.Event())
             self.subscriptions[request_id] = subscription
             holder.append(subscription)
             sent.set()
@@ -951,7 +953,8 @@ class ClientSession:
                 reason = str(exc)
             if holder:
                 holder[0].ended = reason
-                holder[0].acknowledged = holder[0].acknowledged or {}
+                assert holder[0].settled is not None
+                holder[0].settled.set()
             sent.set()
 
         assert self._task_group is not None, "open the session first"
@@ -960,9 +963,9 @@ class ClientSession:
         if not holder:
             raise SessionClosed("subscriptions/listen could not be sent")
         subscription = holder[0]
+        assert subscription.settled is not None
         with anyio.move_on_after(self.probe_timeout if timeout is None else timeout):
-            while subscription.acknowledged is None:
-                await anyio.sleep(0.005)
+            await subscription.settled.wait()
         return subscription
 
     async def unlisten(self, subscription: Subscription) -> None:
@@ -1249,6 +1252,8 @@ class ClientSession:
         if method == "notifications/subscriptions/acknowledged":
             agreed = params.get("notifications")
             subscription.acknowledged = agreed if isinstance(agreed, dict) else {}
+            if subscription.settled is not None:
+                subscription.settled.set()
         else:
             subscription.notifications.append({"method": method, "params": params})
 
