@@ -11,41 +11,89 @@ And the kit's own promise: no child process outlives the Python process.  Three
 layers make that hold: orderly :meth:`StdioTransport.close`, an ``atexit`` sweep
 of every still-running child, and — on Linux, through ``setpriv`` — a
 parent-death signal so even a SIGKILLed kernel takes its servers with it.
+
+The bytes themselves are moved by one of two pipe backends, chosen when the
+server starts: :mod:`.stdio_asyncio` on asyncio (what Jupyter runs; protocol
+callbacks on the pipes, no stream or extra task between the pipe and the
+session, so a round trip costs the fewest event-loop iterations) and
+:mod:`.stdio_anyio` everywhere else (anyio's process streams, e.g. on trio).
+Framing (:mod:`.lines`) and everything in this module are shared.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import math
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Protocol
 
 import anyio
-from anyio.abc import Process, TaskGroup
+from anyio.abc import TaskGroup
 
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from .base import Emit, TransportClosed, TransportEvent
+from .lines import LineFramer, OversizedLine
+from .stdio_anyio import spawn_anyio
+from .stdio_asyncio import spawn_asyncio
 
 #: Environment variables a server inherits by default. Everything else (API keys,
 #: tokens in the notebook's environment) must be passed explicitly.
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
-_READ_CHUNK = 65536
+
+class ServerProcess(Protocol):
+    """A spawned server and its three pipes, as a pipe backend drives them.
+
+    Two backends: :mod:`.stdio_asyncio` (the fast path, on asyncio) and
+    :mod:`.stdio_anyio` (anyio's process streams, for other event loops).
+    Both frame stdout into the :class:`~.lines.LineFramer` they were given
+    and hand each stderr line to a callback; :class:`StdioTransport` does the
+    rest (events, errors, the shutdown escalation) the same way for both.
+    """
+
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdout_ended(self) -> bool:
+        """stdout reached its end; the framer has been told (a last unterminated line counts)."""
+
+    def write(self, data: bytes) -> Awaitable[None]:
+        """Write to stdin; raises :class:`BrokenPipeError` once it is gone."""
+
+    def read_more(self) -> Awaitable[None]:
+        """Wait until more of stdout was framed (maybe no complete frame) or it ended."""
+
+    async def close_stdin(self) -> None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    async def wait(self) -> None:
+        """Until the server has exited and been reaped."""
+
+    async def aclose(self) -> None:
+        """Release the pipes; called once the server has exited."""
+
 
 # Children that have not been reaped yet, for the atexit sweep.
-_LIVE_CHILDREN: dict[int, Process] = {}
+_LIVE_CHILDREN: dict[int, ServerProcess] = {}
 
 
 def _kill_live_children() -> None:
-    for pid, process in list(_LIVE_CHILDREN.items()):
-        if process.returncode is None:
+    for pid, server in list(_LIVE_CHILDREN.items()):
+        if server.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -61,6 +109,21 @@ def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str
     if extra:
         env.update(extra)
     return env
+
+
+def _running_on_asyncio() -> bool:
+    """Can the asyncio pipe backend run here?
+
+    It needs an asyncio task (anyio has no public way to ask which backend
+    runs) and POSIX pipes: on Windows asyncio reads pipes only through the
+    proactor's overlapped I/O, which ``os.pipe()`` does not give.
+    """
+    if sys.platform == "win32":
+        return False
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no asyncio event loop in this thread
+        return False
 
 
 def describe_returncode(code: int | None) -> str:
@@ -115,22 +178,20 @@ class StdioTransport:
         self.max_line_bytes = max_line_bytes
         #: The last lines the server wrote to stderr (bounded).
         self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
-        self._process: Process | None = None
+        self._server: ServerProcess | None = None
         self._emit: Emit = lambda event: None
-        self._lines: deque[bytes] = deque()
-        self._partial = b""
-        self._discarding = False
+        self._framer = LineFramer(max_line_bytes)  # start() makes the one it uses
         self._close_started = False
         # Created in start(): anyio events belong to a running event loop.
         self._closed: anyio.Event | None = None
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process else None
+        return self._server.pid if self._server else None
 
     @property
     def returncode(self) -> int | None:
-        return self._process.returncode if self._process else None
+        return self._server.returncode if self._server else None
 
     def _resolve_program(self) -> str:
         program = self.command[0]
@@ -154,44 +215,24 @@ class StdioTransport:
             # Parent-death signal: if this process dies without cleaning up, the
             # kernel delivers SIGKILL to the server (survives the exec below).
             argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+        self._framer = LineFramer(self.max_line_bytes)
         try:
-            self._process = await anyio.open_process(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.env,
-                cwd=self.cwd,
-                # Own process group: a kernel interrupt (SIGINT to the group) must
-                # cancel the request, not kill the server.
-                start_new_session=True,
-            )
+            if _running_on_asyncio():
+                self._server = await spawn_asyncio(
+                    argv, env=self.env, cwd=self.cwd, frames=self._framer,
+                    on_stderr_line=self._record_stderr)
+            else:
+                self._server = await spawn_anyio(
+                    argv, env=self.env, cwd=self.cwd, frames=self._framer,
+                    on_stderr_line=self._record_stderr, task_group=task_group)
         except OSError as exc:
             raise TransportClosed(f"cannot start server {self.command!r}: {exc}") from exc
-        _LIVE_CHILDREN[self._process.pid] = self._process
+        pid = self._server.pid
+        _LIVE_CHILDREN[pid] = self._server
         emit(TransportEvent(
-            "spawned", f"pid {self._process.pid}: {' '.join(self.command)}",
-            {"pid": self._process.pid, "argv": list(self.command), "cwd": self.cwd},
+            "spawned", f"pid {pid}: {' '.join(self.command)}",
+            {"pid": pid, "argv": list(self.command), "cwd": self.cwd},
         ))
-        task_group.start_soon(self._pump_stderr)
-
-    async def _pump_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
-        partial = b""
-        stream = self._process.stderr
-        while True:
-            try:
-                chunk = await stream.receive(_READ_CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            *lines, partial = (partial + chunk).split(b"\n")
-            if len(partial) > self.max_line_bytes:
-                lines.append(partial[: self.max_line_bytes])
-                partial = b""
-            for raw in lines:
-                self._record_stderr(raw)
-        if partial:
-            self._record_stderr(partial)
 
     def _record_stderr(self, raw: bytes) -> None:
         line = raw.rstrip(b"\r").decode("utf-8", "replace")
@@ -199,68 +240,40 @@ class StdioTransport:
         self._emit(TransportEvent("stderr", line))
 
     async def send(self, frame: bytes) -> None:
-        process = self._process
-        if process is None or process.stdin is None or self._close_started:
+        server = self._server
+        if server is None or self._close_started:
             raise TransportClosed("the server's stdin is closed")
         try:
-            await process.stdin.send(frame + b"\n")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await server.write(frame + b"\n")
+        except OSError:
             raise self.describe_exit() from None
 
     async def receive(self) -> bytes:
-        lines = self._lines
-        while not lines:
-            process = self._process
-            if process is None or process.stdout is None:
-                raise TransportClosed("the transport was not started")
-            try:
-                chunk = await process.stdout.receive(_READ_CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                if self._partial and not self._discarding:
-                    # A last message without its newline still counts.
-                    frame, self._partial = self._partial, b""
+        server = self._server
+        if server is None:
+            raise TransportClosed("the transport was not started")
+        frames = self._framer.frames
+        while True:
+            while frames:
+                frame = frames.popleft()
+                if type(frame) is bytes:
                     return frame
+                # Reported here, in the reader's task and in its place among the
+                # messages, rather than from a pipe callback.
+                assert isinstance(frame, OversizedLine)
+                self._report_oversized(frame)
+            if server.stdout_ended:
                 self._emit(TransportEvent("stdout closed", "the server closed its stdout"))
-                raise self.describe_exit() from None
-            self._feed(chunk)
-        return lines.popleft()
+                raise self.describe_exit()
+            await server.read_more()
 
-    def _feed(self, chunk: bytes) -> None:
-        if b"\n" not in chunk:
-            self._partial += chunk
-            self._check_partial_size()
-            return
-        *complete, rest = (self._partial + chunk).split(b"\n")
-        if self._discarding:
-            # The first "line" is the tail of an oversized message: drop it.
-            complete = complete[1:]
-            self._discarding = False
-        for line in complete:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                continue
-            if len(line) > self.max_line_bytes:
-                self._report_oversized(len(line))
-                continue
-            self._lines.append(line)
-        self._partial = rest
-        self._check_partial_size()
-
-    def _check_partial_size(self) -> None:
-        if len(self._partial) > self.max_line_bytes:
-            if not self._discarding:
-                self._report_oversized(len(self._partial), complete=False)
-            self._partial = b""
-            self._discarding = True
-
-    def _report_oversized(self, size: int, *, complete: bool = True) -> None:
-        at_least = "" if complete else "at least "
+    def _report_oversized(self, line: OversizedLine) -> None:
+        at_least = "" if line.complete else "at least "
         self._emit(TransportEvent(
             "oversized line",
-            f"discarded a stdout line of {at_least}{size} bytes "
+            f"discarded a stdout line of {at_least}{line.size} bytes "
             f"(limit {self.max_line_bytes})",
-            {"size": size, "limit": self.max_line_bytes},
+            {"size": line.size, "limit": self.max_line_bytes},
         ))
 
     def set_protocol_version(self, version: str) -> None:
@@ -287,51 +300,47 @@ class StdioTransport:
                 await self._closed.wait()
             return
         self._close_started = True
-        process = self._process
-        if process is None or self._closed is None:
+        server = self._server
+        if server is None or self._closed is None:
             return
         with anyio.CancelScope(shield=True):
             try:
-                await self._escalate(process)
+                await self._escalate(server)
             finally:
-                for stream in (process.stdout, process.stderr):
-                    if stream is not None:
-                        await stream.aclose()
-                _LIVE_CHILDREN.pop(process.pid, None)
+                await server.aclose()
+                _LIVE_CHILDREN.pop(server.pid, None)
                 self._closed.set()
 
-    async def _escalate(self, process: Process) -> None:
+    async def _escalate(self, server: ServerProcess) -> None:
         started = time.monotonic()
 
         def elapsed() -> dict[str, float]:
             return {"elapsed": time.monotonic() - started}
 
-        if process.stdin is not None:
-            with contextlib.suppress(anyio.BrokenResourceError, OSError):
-                await process.stdin.aclose()
-        already_gone = process.returncode is not None
+        await server.close_stdin()
+        already_gone = server.returncode is not None
         if not already_gone:
             self._emit(TransportEvent("stdin closed", "closed the server's stdin", elapsed()))
         steps = (
-            (self.stdin_close_grace, "SIGTERM", process.terminate),
-            (self.sigterm_grace, "SIGKILL", process.kill),
+            (self.stdin_close_grace, "SIGTERM", server.terminate),
+            (self.sigterm_grace, "SIGKILL", server.kill),
         )
         for grace, name, send_signal in steps:
-            if await self._wait_for_exit(process, grace):
+            if await self._wait_for_exit(server, grace):
                 break
             self._emit(TransportEvent(
                 name, f"server still running after {grace:g}s: sent {name}", elapsed()
             ))
             with contextlib.suppress(ProcessLookupError):
                 send_signal()
-        await self._wait_for_exit(process, math.inf)
+        await self._wait_for_exit(server, math.inf)
         self._emit(TransportEvent(
-            "exited", f"server {describe_returncode(process.returncode)}",
-            {**elapsed(), "returncode": process.returncode},
+            "exited", f"server {describe_returncode(server.returncode)}",
+            {**elapsed(), "returncode": server.returncode},
         ))
 
     @staticmethod
-    async def _wait_for_exit(process: Process, timeout: float) -> bool:
+    async def _wait_for_exit(server: ServerProcess, timeout: float) -> bool:
         with anyio.move_on_after(timeout):
-            await process.wait()
-        return process.returncode is not None
+            await server.wait()
+        return server.returncode is not None

@@ -1,0 +1,370 @@
+"""The stdio server's pipes on asyncio: read and written by protocol callbacks, nothing between.
+
+Why not asyncio's subprocess streams (which ``anyio.open_process`` uses)?
+Between the pipe and the session they cost a round trip three event-loop
+iterations of its five (benchmarks/RESULTS.md, "The stdio transport on
+asyncio's own pipes"):
+
+* a subprocess transport hands every chunk it reads to its protocol through
+  ``loop.call_soon`` (``BaseSubprocessTransport._pipe_data_received``): one
+  iteration later;
+* the stream reader then wakes the session's reader task, which a task
+  always does through ``loop.call_soon``: one more;
+* anyio's ``send()`` ends with a checkpoint, even when the pipe took the
+  whole message: one more per message sent.
+
+So the child is spawned with ``loop.subprocess_exec`` only for what it is
+good at (fork/exec, and reaping through the loop's child watcher), and its
+stdin, stdout and stderr are pipes this module makes itself and connects
+with ``loop.connect_write_pipe`` / ``loop.connect_read_pipe``.  The stdout
+protocol splits the bytes into frames right where they are read and resumes
+the task waiting for them in the same iteration (:class:`_InlineWakeup`); a
+frame sent goes straight to the pipe transport's ``write``, which tries the
+pipe at once and buffers what does not fit; a sender waits only while that
+buffer is over its high-water mark.  A round trip now takes two iterations:
+the one that reads the response, and the one that resumes the caller.
+
+Exit is watched by the subprocess transport alone: the pipes are not its own,
+so :meth:`AsyncioServerProcess.wait` returns when the server exits even if a
+grandchild still holds its stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+from collections.abc import Callable, Mapping, Sequence
+
+from .lines import LineFramer, LogLines
+
+#: Called with each line the server writes to stderr, as it arrives.
+StderrLine = Callable[[bytes], None]
+#: What a task passes to ``add_done_callback`` of the future it awaits: its wake-up.
+_WakeupCallback = Callable[["asyncio.Future[None]"], object]
+#: Unread stdout frames at which reading the pipe stops until the reader catches up.
+_PAUSE_AT_FRAMES = 256
+
+
+async def spawn_asyncio(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    frames: LineFramer,
+    on_stderr_line: StderrLine,
+) -> AsyncioServerProcess:
+    """Start ``argv`` in a session of its own, its stdout framed into ``frames``."""
+    loop = asyncio.get_running_loop()
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    stderr_read, stderr_write = os.pipe()
+    # Our ends, as the file objects the pipe transports take over (and close).
+    ours = [open(fd, mode, buffering=0)  # noqa: SIM115 - closed by the transports below
+            for fd, mode in ((stdin_write, "wb"), (stdout_read, "rb"), (stderr_read, "rb"))]
+    exit_watch = _ExitWatch()
+    try:
+        process, _ = await loop.subprocess_exec(
+            lambda: exit_watch, *argv,
+            stdin=stdin_read, stdout=stdout_write, stderr=stderr_write,
+            env=env, cwd=cwd,
+            # Own session and process group: a kernel interrupt (SIGINT to the
+            # group) must cancel the request, not kill the server.
+            start_new_session=True,
+        )
+    except BaseException:
+        for pipe in ours:
+            pipe.close()
+        raise
+    finally:
+        # The child has its copies (or there is no child): ours would keep the
+        # pipes open after the server exits, and its stdout would never end.
+        for fd in (stdin_read, stdout_write, stderr_write):
+            os.close(fd)
+    stdin_pipe, stdout_pipe, stderr_pipe = ours
+    connected: list[asyncio.BaseTransport] = []
+    try:
+        stdin, stdin_flow = await loop.connect_write_pipe(_StdinFlow, stdin_pipe)
+        connected.append(stdin)
+        stdout, stdout_reader = await loop.connect_read_pipe(
+            lambda: _StdoutReader(frames), stdout_pipe)
+        connected.append(stdout)
+        stderr, _ = await loop.connect_read_pipe(
+            lambda: _StderrReader(LogLines(frames.max_line_bytes), on_stderr_line), stderr_pipe)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.close()
+        for transport in connected:
+            transport.close()
+        for pipe in ours[len(connected):]:  # not yet handed to a transport
+            pipe.close()
+        raise
+    return AsyncioServerProcess(process, exit_watch, stdin, stdin_flow, stdout, stdout_reader,
+                                stderr)
+
+
+class AsyncioServerProcess:
+    """A running stdio server whose pipes this module drives (see the module docstring)."""
+
+    def __init__(
+        self,
+        process: asyncio.SubprocessTransport,
+        exit_watch: _ExitWatch,
+        stdin: asyncio.WriteTransport,
+        stdin_flow: _StdinFlow,
+        stdout: asyncio.ReadTransport,
+        stdout_reader: _StdoutReader,
+        stderr: asyncio.ReadTransport,
+    ) -> None:
+        self._process = process
+        self._exit_watch = exit_watch
+        self._stdin = stdin
+        self._stdin_flow = stdin_flow
+        self._stdout = stdout
+        self._stdout_reader = stdout_reader
+        self._stderr = stderr
+        self.pid: int = process.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.get_returncode()
+
+    @property
+    def stdout_ended(self) -> bool:
+        return self._stdout_reader.ended
+
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` to stdin; wait only while the pipe's buffer is over its high-water mark.
+
+        Raises :class:`BrokenPipeError` when the server's stdin is gone.
+        """
+        stdin = self._stdin
+        if stdin.is_closing():
+            raise BrokenPipeError("the server's stdin is closed")
+        stdin.write(data)
+        if stdin.is_closing():  # the write failed (EPIPE): the transport closed itself
+            raise BrokenPipeError("the server closed its stdin")
+        if self._stdin_flow.paused:
+            await self._stdin_flow.drained()
+            if stdin.is_closing():  # lost while this data waited in the buffer
+                raise BrokenPipeError("the server closed its stdin")
+
+    def read_more(self) -> asyncio.Future[None]:
+        """Resolved once stdout has produced a frame (in the framer's queue) or ended."""
+        return self._stdout_reader.wait()
+
+    async def close_stdin(self) -> None:
+        # Written data still buffered is sent first, then the pipe closes.
+        self._stdin.close()
+
+    def terminate(self) -> None:
+        self._process.terminate()
+
+    def kill(self) -> None:
+        self._process.kill()
+
+    async def wait(self) -> None:
+        await self._exit_watch.exited.wait()
+
+    async def aclose(self) -> None:
+        """Release the pipes and the subprocess transport (after the server has exited)."""
+        for pipe in (self._stdin, self._stdout, self._stderr, self._process):
+            pipe.close()
+
+
+class _ExitWatch(asyncio.SubprocessProtocol):
+    """The subprocess transport's protocol: it has no pipes, so it only reports the exit."""
+
+    def __init__(self) -> None:
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+
+class _StdinFlow(asyncio.BaseProtocol):
+    """Flow control of the stdin pipe: paused while its write buffer is over the high-water mark."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self._drained: asyncio.Future[None] | None = None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self._release()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # A sender waiting for room wakes up and finds the transport closing.
+        self.paused = False
+        self._release()
+
+    async def drained(self) -> None:
+        if self._drained is None:
+            self._drained = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._drained)
+
+    def _release(self) -> None:
+        if self._drained is not None:
+            if not self._drained.done():
+                self._drained.set_result(None)
+            self._drained = None
+
+
+class _StdoutReader(asyncio.Protocol):
+    """Frames stdout as it is read and wakes the one task waiting for frames.
+
+    Reading stops while :data:`_PAUSE_AT_FRAMES` frames wait unread, so a
+    server that writes faster than the session reads fills its own pipe
+    (and blocks) instead of this process's memory.
+    """
+
+    def __init__(self, frames: LineFramer) -> None:
+        self._frames = frames
+        # Kept, not looked up per call: asyncio.get_running_loop() makes a getpid()
+        # system call on every call (Python 3.11, its check against forks).
+        self._loop = asyncio.get_running_loop()
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+        self._waiter: _InlineWakeup | None = None
+        self.ended = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self._transport = transport
+
+    def wait(self) -> asyncio.Future[None]:
+        """Called by the reader once it has taken every queued frame."""
+        if self._paused:
+            self._paused = False
+            assert self._transport is not None
+            self._transport.resume_reading()
+        waiter = self._waiter = _InlineWakeup(loop=self._loop)
+        if self.ended or self._frames.frames:
+            waiter.set_result(None)
+        return waiter
+
+    def data_received(self, data: bytes) -> None:
+        queued = self._frames.frames
+        self._frames.feed(data)
+        if not queued:
+            return
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.resolve_inline()
+        elif len(queued) >= _PAUSE_AT_FRAMES and not self._paused:
+            self._paused = True
+            assert self._transport is not None
+            self._transport.pause_reading()
+
+    def eof_received(self) -> None:
+        self._end()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if not self.ended:
+            self._frames.end()
+            self.ended = True
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+class _InlineWakeup(asyncio.Future[None]):
+    """A future whose waiting task resumes *inside* :meth:`resolve_inline`.
+
+    A task awaiting a future is resumed through ``loop.call_soon``: one
+    event-loop iteration after the future is resolved.  Resolved from the
+    pipe's read callback, that would be one more iteration on every round
+    trip, spent only on handing the frame over.  A task awaits an object
+    that is not exactly ``asyncio.Future`` through the object's own
+    ``add_done_callback`` (the future-compatible protocol), so this subclass
+    keeps the task's wake-up callback and :meth:`resolve_inline` calls it
+    directly: the reader task takes the frame in the same iteration the pipe
+    was read in.  Every other way of finishing (``set_result`` at the end of
+    stdout, ``cancel`` by the task or a cancel scope) schedules the wake-up
+    as usual.
+    """
+
+    __slots__ = ("_wakeup",)
+
+    def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self._wakeup: tuple[_WakeupCallback, contextvars.Context | None] | None = None
+
+    def add_done_callback(self, fn: _WakeupCallback, *,
+                          context: contextvars.Context | None = None) -> None:
+        if self._wakeup is None and not self.done():
+            self._wakeup = (fn, context)
+        else:
+            super().add_done_callback(fn, context=context)
+
+    def remove_done_callback(self, fn: _WakeupCallback) -> int:
+        if self._wakeup is not None and self._wakeup[0] == fn:
+            self._wakeup = None
+            return 1 + super().remove_done_callback(fn)
+        return super().remove_done_callback(fn)
+
+    def resolve_inline(self) -> None:
+        if self.done():
+            return
+        wakeup, self._wakeup = self._wakeup, None
+        super().set_result(None)
+        if wakeup is None:
+            return
+        fn, context = wakeup
+        # A task can only be stepped while no other one is running; a pipe
+        # callback runs between tasks, but if this ever is not one, fall back.
+        loop = self.get_loop()
+        if asyncio.current_task(loop) is None:
+            if context is None:
+                fn(self)
+            else:
+                context.run(fn, self)
+        else:
+            loop.call_soon(fn, self, context=context)
+
+    def set_result(self, result: None) -> None:
+        super().set_result(result)
+        self._schedule_wakeup()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._schedule_wakeup()
+
+    def cancel(self, msg: object = None) -> bool:
+        cancelled = super().cancel(msg)
+        if cancelled:
+            self._schedule_wakeup()
+        return cancelled
+
+    def _schedule_wakeup(self) -> None:
+        wakeup, self._wakeup = self._wakeup, None
+        if wakeup is not None:
+            fn, context = wakeup
+            self.get_loop().call_soon(fn, self, context=context)
+
+
+class _StderrReader(asyncio.Protocol):
+    """Hands each stderr line on as it arrives (no task needed: nothing waits for it)."""
+
+    def __init__(self, lines: LogLines, on_line: StderrLine) -> None:
+        self._lines = lines
+        self._on_line = on_line
+
+    def data_received(self, data: bytes) -> None:
+        for line in self._lines.feed(data):
+            self._on_line(line)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for line in self._lines.end():
+            self._on_line(line)
