@@ -184,3 +184,22 @@ def install_everything() -> Path:
             pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n"
                         f"{result.stderr[-2000:]}")
     return package / "dist" / "index.js"
+
+
+EVERYTHING_READY = re.compile(r"mcp_nb test peer listening on port (\d+)")
+
+
+def everything_http(entry: Path, mode: str) -> Iterator[str]:
+    """server-everything in ``mode`` (streamableHttp, sse) on 127.0.0.1; yields its base URL.
+
+    Its listen() would take a fixed port on every interface; the preloaded
+    ``peers/loopback_listen.cjs`` moves it to 127.0.0.1 on a free port.
+    """
+    node = shutil.which("node")
+    assert node is not None
+    server = ServerProcess([node, "--require", str(PEERS / "loopback_listen.cjs"), str(entry),
+                            mode], EVERYTHING_READY)
+    try:
+        yield f"http://127.0.0.1:{server.ready_text}"
+    finally:
+        server.stop()

@@ -9,13 +9,11 @@ node, moves it to 127.0.0.1 on a free port and announces the port.
 
 from __future__ import annotations
 
-import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_support import PEERS, ServerProcess, events, http_lines, install_everything
+from http_support import events, everything_http, http_lines, install_everything
 
 from mcp_nb.client import ClientSession
 from mcp_nb.protocol import State
@@ -24,34 +22,20 @@ from mcp_nb.transports import AutoHttpTransport, SseTransport, StreamableHttpTra
 # The first run installs the package (tens of seconds on a cold npm cache).
 pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(300)]
 
-READY = re.compile(r"mcp_nb test peer listening on port (\d+)")
-
-
 @pytest.fixture(scope="session")
 def everything() -> Path:
     """The installed server's entry point (installing it on first use)."""
     return install_everything()
 
 
-def start(entry: Path, mode: str) -> Iterator[str]:
-    node = shutil.which("node")
-    assert node is not None
-    server = ServerProcess([node, "--require", str(PEERS / "loopback_listen.cjs"), str(entry),
-                            mode], READY)
-    try:
-        yield f"http://127.0.0.1:{server.ready_text}"
-    finally:
-        server.stop()
-
-
 @pytest.fixture(scope="module")
 def streamable(everything: Path) -> Iterator[str]:
-    yield from start(everything, "streamableHttp")
+    yield from everything_http(everything, "streamableHttp")
 
 
 @pytest.fixture(scope="module")
 def legacy(everything: Path) -> Iterator[str]:
-    yield from start(everything, "sse")
+    yield from everything_http(everything, "sse")
 
 
 async def test_streamable_http_with_server_everything(streamable: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_support import PEERS, ServerProcess, events, install_everything
+from http_support import PEERS, ServerProcess, events, everything_http, install_everything
 
 from mcp_nb.client import ClientSession
 from mcp_nb.client.errors import EraProbeFailed
@@ -34,7 +34,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.interop, pytest.mark.timeout(120)]
 
 SDK = [sys.executable, str(PEERS / "sdk_server.py")]
 UVICORN_READY = re.compile(r"Uvicorn running on (http://\S+)")
-EVERYTHING_READY = re.compile(r"mcp_nb test peer listening on port (\d+)")
 
 
 def answer_name(params: dict[str, Any]) -> dict[str, Any]:
@@ -66,17 +65,6 @@ def sdk_http() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def everything() -> Path:
     return install_everything()
-
-
-def everything_http(entry: Path, mode: str) -> Iterator[str]:
-    node = shutil.which("node")
-    assert node is not None
-    server = ServerProcess([node, "--require", str(PEERS / "loopback_listen.cjs"), str(entry),
-                            mode], EVERYTHING_READY)
-    try:
-        yield f"http://127.0.0.1:{server.ready_text}"
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize("era", ["stateless", "auto"])

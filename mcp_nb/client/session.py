@@ -742,24 +742,27 @@ class ClientSession:
         same handlers as the handshake era's server→client requests and the
         request retried, until a complete result arrives.
         """
-        options = dict(timeout=timeout, on_progress=on_progress,
-                       reset_timeout_on_progress=reset_timeout_on_progress,
-                       max_timeout=max_timeout, force=force, on_sent=on_sent)
         if self.era is Era.STATELESS:
-            return await self._stateless_request(method, params, log_level=log_level, **options)
-        return await self._request_once(method, params, **options)
+            return await self._stateless_request(
+                method, params, log_level=log_level, timeout=timeout, on_progress=on_progress,
+                reset_timeout_on_progress=reset_timeout_on_progress, max_timeout=max_timeout,
+                force=force, on_sent=on_sent)
+        return await self._request_once(
+            method, params, timeout=timeout, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress, max_timeout=max_timeout,
+            force=force, on_sent=on_sent)
 
     async def _request_once(
         self,
         method: str,
         params: dict[str, Any] | None,
         *,
-        timeout: float | None,
-        on_progress: ProgressCallback | None,
-        reset_timeout_on_progress: bool | None,
-        max_timeout: float | None,
-        force: bool,
-        on_sent: Callable[[int], Any] | None,
+        timeout: float | None = _UNSET,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+        max_timeout: float | None = None,
+        force: bool = False,
+        on_sent: Callable[[int], Any] | None = None,
     ) -> dict[str, Any]:
         """One request, one response: what both eras share."""
         self._guard(method, is_request=True, force=force)
@@ -805,8 +808,6 @@ class ClientSession:
             version, self.client_capabilities,
             self.client_info.model_dump(exclude_none=True), level)
         current = stateless.with_meta(params, meta)
-        options = {"timeout": _UNSET, "on_progress": None, "reset_timeout_on_progress": None,
-                   "max_timeout": None, "force": False, "on_sent": None, **options}
         renegotiated = False
         rounds = 0
         while True:
@@ -827,26 +828,29 @@ class ClientSession:
                 self._era_step("version", f"{method}: the server does not speak {version}; "
                                f"retrying at {mutual[-1]}, which it lists")
                 version = self.stateless_version = mutual[-1]
-                current = stateless.with_meta(
-                    {**current, "_meta": {k: v for k, v in current["_meta"].items()
-                                          if k != stateless.META_PROTOCOL_VERSION}},
-                    {stateless.META_PROTOCOL_VERSION: version})
+                current = {**current, "_meta": {**current["_meta"],
+                                                stateless.META_PROTOCOL_VERSION: version}}
                 continue
             if not negotiate:
                 return result
-            if self._result_kind(method, result) == stateless.RESULT_COMPLETE:
+            needed = self._input_required(method, result)
+            if needed is None:
                 return result
             rounds += 1
             if rounds > self.max_input_rounds:
                 raise InputRequestFailed(
                     f"{method}: the server still asks for input after {self.max_input_rounds} "
                     "rounds; giving up (raise max_input_rounds if that is expected)")
-            needed = stateless.parse_input_required(result)
             answers = await self._answer_input_requests(method, needed)
             current = stateless.retry_params(current, answers, needed.request_state)
 
-    def _result_kind(self, method: str, result: dict[str, Any]) -> str:
-        """Read a stateless result's ``resultType`` (recording what breaks the rules)."""
+    def _input_required(self, method: str,
+                        result: dict[str, Any]) -> stateless.InputRequired | None:
+        """What an ``input_required`` result asks for; None for a complete result.
+
+        Records what breaks the rules as findings; an unusable result raises
+        :class:`InvalidResult`.
+        """
         info = stateless.server_info_of(result)
         if info is not None:
             self.last_server_info = info
@@ -854,27 +858,25 @@ class ClientSession:
             self._record_finding("result-type-missing", "server",
                                  f"the {method} result has no resultType; read as complete",
                                  result)
-            return stateless.RESULT_COMPLETE
+            return None
         kind = stateless.result_type(result)
         if kind not in stateless.RESULT_TYPES:
             detail = (f"the {method} result has resultType {kind!r}, which this client does "
                       "not know (complete, input_required): the result is invalid")
             self._record_finding("result-type-unknown", "server", detail, result)
             raise InvalidResult(f"{method}: {detail}")
-        if kind == stateless.RESULT_INPUT_REQUIRED:
-            problem = None
-            if method not in stateless.MRTR_METHODS:
-                problem = (f"{method} may not answer input_required (only "
-                           f"{', '.join(sorted(stateless.MRTR_METHODS))} may)")
-            else:
-                try:
-                    stateless.parse_input_required(result)
-                except ValueError as exc:
-                    problem = str(exc)
-            if problem is not None:
-                self._record_finding("input-required-not-allowed", "server", problem, result)
-                raise InvalidResult(f"{method}: {problem}")
-        return kind
+        if kind == stateless.RESULT_COMPLETE:
+            return None
+        if method not in stateless.MRTR_METHODS:
+            problem = (f"{method} may not answer input_required (only "
+                       f"{', '.join(sorted(stateless.MRTR_METHODS))} may)")
+        else:
+            try:
+                return stateless.parse_input_required(result)
+            except ValueError as exc:
+                problem = str(exc)
+        self._record_finding("input-required-not-allowed", "server", problem, result)
+        raise InvalidResult(f"{method}: {problem}")
 
     async def _answer_input_requests(self, method: str,
                                      needed: stateless.InputRequired) -> dict[str, Any]:
