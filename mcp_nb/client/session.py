@@ -18,12 +18,14 @@ or all at once with ``await s.connect()``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -74,6 +76,7 @@ from ..protocol.versions import (
     Era,
 )
 from ..transports.base import Transport, TransportClosed, TransportEvent
+from ..transports.wakeup import InlineWakeup
 from .errors import (
     EraProbeFailed,
     InputRequestFailed,
@@ -173,18 +176,32 @@ class Subscription:
     settled: anyio.Event | None = field(default=None, repr=False, compare=False)
 
 
+class _Waiter(Protocol):
+    """What a request's caller waits on: set once, by the response or the deadline watcher.
+
+    An :class:`anyio.Event`; on asyncio an :class:`InlineWakeup`, which is
+    cheaper and can resume the caller in the read callback that handled its
+    response (see :meth:`ClientSession._take_inline`).
+    """
+
+    def set(self) -> None: ...
+
+    def wait(self) -> Awaitable[Any]: ...
+
+
 class _Pending:
     """One request in flight."""
 
     __slots__ = (
-        "deadline", "deadline_cap", "done", "error", "event", "id", "method", "on_progress",
-        "reset", "result", "timeout",
+        "deadline", "deadline_cap", "done", "error", "id", "method", "on_progress",
+        "reset", "result", "timeout", "waiter",
     )
 
-    def __init__(self, request_id: int, method: str, on_progress: ProgressCallback | None) -> None:
+    def __init__(self, request_id: int, method: str, on_progress: ProgressCallback | None,
+                 waiter: _Waiter) -> None:
         self.id = request_id
         self.method = method
-        self.event = anyio.Event()
+        self.waiter = waiter
         self.result: dict[str, Any] | None = None
         self.error: Exception | None = None
         self.done = False
@@ -201,7 +218,8 @@ class _Pending:
         self.done = True
         self.result = result
         self.error = error
-        self.event.set()
+        # Last: handled in a read callback, this resumes the caller right here.
+        self.waiter.set()
 
 
 class ClientSession:
@@ -304,6 +322,12 @@ class ClientSession:
         # The scope _watch_deadlines sleeps in; its deadline is the earliest request's.
         self._deadline_watch: anyio.CancelScope | None = None
         self._terminated: anyio.Event | None = None
+        # Chosen in open(), per event loop (see _Waiter): what callers wait on, and
+        # the event loop's clock (anyio's current_time() looks the backend up each call).
+        self._new_waiter: Callable[[], _Waiter] = anyio.Event
+        self._clock: Callable[[], float] = anyio.current_time
+        # The frame _take_inline decoded and left to the reader, so it is decoded once.
+        self._left_to_reader: tuple[bytes, Any, Message | list[Message]] | None = None
         self._shutdown_started = False
         self._exit_error: TransportClosed | None = None
         self.transport_events: list[TransportEvent] = []
@@ -344,6 +368,13 @@ class ClientSession:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)
             raise
+        loop = _running_asyncio_loop()
+        if loop is not None:
+            self._new_waiter = functools.partial(InlineWakeup, loop=loop)
+            self._clock = loop.time
+            take_frames_inline = getattr(self.transport, "take_frames_inline", None)
+            if take_frames_inline is not None:
+                take_frames_inline(self._take_inline)
         self._task_group.start_soon(self._read_loop)
         self._task_group.start_soon(self._watch_deadlines)
 
@@ -775,7 +806,7 @@ class ClientSession:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        pending = _Pending(request_id, method, on_progress)
+        pending = _Pending(request_id, method, on_progress, self._new_waiter())
         pending.timeout = self.default_timeout if timeout is _UNSET else (timeout or math.inf)
         pending.reset = (
             self.reset_timeout_on_progress if reset_timeout_on_progress is None
@@ -1042,14 +1073,15 @@ class ClientSession:
                                  f"request id {message.id!r} was used before in this session",
                                  message.method)
         self._ids.reserve(message.id)
-        pending = _Pending(message.id, message.method, None)  # type: ignore[arg-type]
+        pending = _Pending(message.id, message.method, None,  # type: ignore[arg-type]
+                           self._new_waiter())
         pending.timeout = self.default_timeout if timeout is _UNSET else (timeout or math.inf)
         self._pending[message.id] = pending  # type: ignore[index]
         self._before_sending(message.method, message.params)
         return pending
 
     async def _wait(self, pending: _Pending, max_timeout: float | None) -> dict[str, Any]:
-        now = anyio.current_time()
+        now = self._clock()
         cap = max_timeout if max_timeout is not None else self.max_timeout
         pending.deadline_cap = now + cap
         pending.deadline = now + min(pending.timeout, cap)
@@ -1057,7 +1089,7 @@ class ClientSession:
         if watch is not None and pending.deadline < watch.deadline:
             watch.deadline = pending.deadline
         try:
-            await pending.event.wait()  # set by the response, or by the deadline watcher
+            await pending.waiter.wait()  # set by the response, or by the deadline watcher
         except anyio.get_cancelled_exc_class():
             # The caller was cancelled (task cancellation, a kernel interrupt).
             if not pending.done:
@@ -1067,7 +1099,7 @@ class ClientSession:
         finally:
             self._pending.pop(pending.id, None)
         if not pending.done:
-            elapsed = anyio.current_time() - now
+            elapsed = self._clock() - now
             cancel_sent = await self._abandon(pending, f"timed out after {elapsed:.3g}s")
             raise RequestTimeout(pending.method, pending.id, elapsed, cancelled=cancel_sent)
         if pending.error is not None:
@@ -1088,11 +1120,11 @@ class ClientSession:
             earliest = min((p.deadline for p in self._pending.values()), default=math.inf)
             with anyio.CancelScope(deadline=earliest) as self._deadline_watch:
                 await anyio.sleep_forever()
-            now = anyio.current_time()
+            now = self._clock()
             for pending in list(self._pending.values()):
                 if pending.deadline <= now:
                     pending.deadline = math.inf  # its waiter owns it now; don't wake for it again
-                    pending.event.set()
+                    pending.waiter.set()
 
     async def _abandon(self, pending: _Pending, reason: str) -> bool:
         """Stop waiting for ``pending``; send notifications/cancelled unless it's initialize."""
@@ -1153,13 +1185,42 @@ class ClientSession:
         except TransportClosed as exc:
             await self._on_transport_closed(exc)
 
-    async def _on_frame(self, frame: bytes) -> None:
+    def _take_inline(self, frame: bytes) -> bool:
+        """Handle a response in the transport's read callback; leave anything else to the reader.
+
+        Offered by transports that can (:meth:`StdioTransport.take_frames_inline
+        <mcp_nb.transports.stdio.StdioTransport.take_frames_inline>`) while the
+        reader sleeps with nothing queued, so nothing is overtaken.  Handling
+        a response needs no task, and :meth:`_Pending.finish`, the last thing
+        :meth:`_on_response` does, resumes the caller right here: a round trip
+        takes one event-loop iteration instead of two (the reader task's hand-over
+        to the caller was the other).  Requests need a task (their handlers
+        await), notifications may start tasks, malformed frames are reported by
+        the reader: all are left to it, decoded once.
+        """
         try:
             raw, parsed = decode(frame, max_bytes=self.max_message_bytes,
                                  allow_batch=self._allow_batch)
-        except EnvelopeError as exc:
-            self._on_invalid(frame, exc)
-            return
+        except EnvelopeError:
+            return False
+        if type(parsed) is Response or type(parsed) is ErrorResponse:
+            self._on_response(parsed, raw, len(frame))
+            return True
+        self._left_to_reader = (frame, raw, parsed)
+        return False
+
+    async def _on_frame(self, frame: bytes) -> None:
+        decoded = self._left_to_reader
+        if decoded is not None and decoded[0] is frame:
+            self._left_to_reader = None
+            raw, parsed = decoded[1], decoded[2]
+        else:
+            try:
+                raw, parsed = decode(frame, max_bytes=self.max_message_bytes,
+                                     allow_batch=self._allow_batch)
+            except EnvelopeError as exc:
+                self._on_invalid(frame, exc)
+                return
         if not isinstance(parsed, list):  # the common case: one message per frame
             await self._dispatch(parsed, raw, len(frame))
             return
@@ -1270,7 +1331,7 @@ class ClientSession:
             return
         if pending.reset:
             # Only ever later: the watcher wakes at the old deadline and sleeps on.
-            pending.deadline = min(anyio.current_time() + pending.timeout, pending.deadline_cap)
+            pending.deadline = min(self._clock() + pending.timeout, pending.deadline_cap)
         self._call_soon(pending.on_progress, params.get("progress", 0), params.get("total"),
                         params.get("message"))
 
@@ -1483,6 +1544,14 @@ class ClientSession:
 
     async def set_logging_level(self, level: str, **options: Any) -> None:
         await self.request("logging/setLevel", {"level": level}, **options)
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop running this task, or None on another backend (trio)."""
+    try:
+        return asyncio.get_running_loop() if asyncio.current_task() is not None else None
+    except RuntimeError:  # no asyncio event loop in this thread
+        return None
 
 
 def _parse_era(value: str) -> Era | str:

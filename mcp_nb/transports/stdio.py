@@ -42,7 +42,7 @@ from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from .base import Emit, TransportClosed, TransportEvent
 from .lines import LineFramer, OversizedLine
 from .stdio_anyio import spawn_anyio
-from .stdio_asyncio import spawn_asyncio
+from .stdio_asyncio import AsyncioServerProcess, TakeFailed, TakeInline, spawn_asyncio
 
 #: Environment variables a server inherits by default. Everything else (API keys,
 #: tokens in the notebook's environment) must be passed explicitly.
@@ -258,6 +258,8 @@ class StdioTransport:
                 frame = frames.popleft()
                 if type(frame) is bytes:
                     return frame
+                if type(frame) is TakeFailed:
+                    raise frame.error
                 # Reported here, in the reader's task and in its place among the
                 # messages, rather than from a pipe callback.
                 assert isinstance(frame, OversizedLine)
@@ -266,6 +268,26 @@ class StdioTransport:
                 self._emit(TransportEvent("stdout closed", "the server closed its stdout"))
                 raise self.describe_exit()
             await server.read_more()
+
+    def take_frames_inline(self, take: TakeInline) -> bool:
+        """Offer frames to ``take`` right where they are read, while the reader sleeps.
+
+        An optional transport capability, the session's fast path for
+        responses (benchmarks/RESULTS.md, "Responses in the read callback"):
+        ``take(frame)`` runs in the pipe's read callback, outside any task,
+        and returns True if it handled the frame (then :meth:`receive` never
+        returns it) or False to leave it, and every frame after it, to
+        :meth:`receive`.  Frames are offered only while the reader waits in
+        :meth:`receive` with nothing queued, so order is kept.  If ``take``
+        raises, the next :meth:`receive` raises the same exception.
+
+        Returns False (and does nothing) where the pipe backend cannot do it
+        (anyio's process streams); call it after :meth:`start`.
+        """
+        if not isinstance(self._server, AsyncioServerProcess):
+            return False
+        self._server.take_inline(take)
+        return True
 
     def _report_oversized(self, line: OversizedLine) -> None:
         at_least = "" if line.complete else "at least "

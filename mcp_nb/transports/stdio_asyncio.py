@@ -18,7 +18,7 @@ good at (fork/exec, and reaping through the loop's child watcher), and its
 stdin, stdout and stderr are pipes this module makes itself and connects
 with ``loop.connect_write_pipe`` / ``loop.connect_read_pipe``.  The stdout
 protocol splits the bytes into frames right where they are read and resumes
-the task waiting for them in the same iteration (:class:`_InlineWakeup`); a
+the task waiting for them in the same iteration (:class:`InlineWakeup`); a
 frame sent goes straight to the pipe transport's ``write``, which tries the
 pipe at once and buffers what does not fit; a sender waits only while that
 buffer is over its high-water mark.  A round trip now takes two iterations:
@@ -33,16 +33,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import os
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
-from .lines import LineFramer, LogLines
+from .lines import LineFramer, LogLines, OversizedLine
+from .wakeup import InlineWakeup
 
 #: Called with each line the server writes to stderr, as it arrives.
 StderrLine = Callable[[bytes], None]
-#: What a task passes to ``add_done_callback`` of the future it awaits: its wake-up.
-_WakeupCallback = Callable[["asyncio.Future[None]"], object]
+#: Handles one stdout frame in the pipe's read callback; False leaves it to the reader.
+TakeInline = Callable[[bytes], bool]
 #: Unread stdout frames at which reading the pipe stops until the reader catches up.
 _PAUSE_AT_FRAMES = 256
 
@@ -151,6 +153,10 @@ class AsyncioServerProcess:
             if stdin.is_closing():  # lost while this data waited in the buffer
                 raise BrokenPipeError("the server closed its stdin")
 
+    def take_inline(self, take: TakeInline | None) -> None:
+        """Offer stdout frames to ``take`` in the read callback while the reader sleeps."""
+        self._stdout_reader.take_inline = take
+
     def read_more(self) -> asyncio.Future[None]:
         """Resolved once stdout has produced a frame (in the framer's queue) or ended."""
         return self._stdout_reader.wait()
@@ -215,6 +221,13 @@ class _StdinFlow(asyncio.BaseProtocol):
             self._drained = None
 
 
+@dataclass(frozen=True, slots=True)
+class TakeFailed:
+    """What :attr:`_StdoutReader.take_inline` raised, queued in its frame's place."""
+
+    error: Exception
+
+
 class _StdoutReader(asyncio.Protocol):
     """Frames stdout as it is read and wakes the one task waiting for frames.
 
@@ -230,8 +243,10 @@ class _StdoutReader(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         self._transport: asyncio.ReadTransport | None = None
         self._paused = False
-        self._waiter: _InlineWakeup | None = None
+        self._waiter: InlineWakeup | None = None
         self.ended = False
+        #: Optional: offered each frame in the read callback (see :meth:`_offer_inline`).
+        self.take_inline: TakeInline | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -243,7 +258,7 @@ class _StdoutReader(asyncio.Protocol):
             self._paused = False
             assert self._transport is not None
             self._transport.resume_reading()
-        waiter = self._waiter = _InlineWakeup(loop=self._loop)
+        waiter = self._waiter = InlineWakeup(loop=self._loop)
         if self.ended or self._frames.frames:
             waiter.set_result(None)
         return waiter
@@ -255,12 +270,40 @@ class _StdoutReader(asyncio.Protocol):
             return
         waiter = self._waiter
         if waiter is not None:
+            if self.take_inline is not None:
+                self._offer_inline(queued, waiter)
+                if not queued:
+                    return
             self._waiter = None
             waiter.resolve_inline()
         elif len(queued) >= _PAUSE_AT_FRAMES and not self._paused:
             self._paused = True
             assert self._transport is not None
             self._transport.pause_reading()
+
+    def _offer_inline(self, queued: deque[bytes | OversizedLine | TakeFailed],
+                      waiter: InlineWakeup) -> None:
+        """Let :attr:`take_inline` handle frames here, in order, while the reader sleeps.
+
+        Only while the reader task waits with nothing queued can a frame be
+        handled outside it without overtaking one the reader holds; the first
+        frame the callback declines (or anything that is not a frame) ends the
+        offer, and the reader takes it and all after it.
+        """
+        take = self.take_inline
+        assert take is not None
+        while queued and type(queued[0]) is bytes and self._waiter is waiter \
+                and not waiter.done():
+            frame = queued.popleft()
+            try:
+                taken = take(frame)  # type: ignore[arg-type]
+            except Exception as exc:  # handed to the reader, not lost
+                # Raised by the reader's next receive(), as if it had handled the frame.
+                queued.appendleft(TakeFailed(exc))
+                return
+            if not taken:
+                queued.appendleft(frame)
+                return
 
     def eof_received(self) -> None:
         self._end()
@@ -277,81 +320,6 @@ class _StdoutReader(asyncio.Protocol):
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
-
-
-class _InlineWakeup(asyncio.Future[None]):
-    """A future whose waiting task resumes *inside* :meth:`resolve_inline`.
-
-    A task awaiting a future is resumed through ``loop.call_soon``: one
-    event-loop iteration after the future is resolved.  Resolved from the
-    pipe's read callback, that would be one more iteration on every round
-    trip, spent only on handing the frame over.  A task awaits an object
-    that is not exactly ``asyncio.Future`` through the object's own
-    ``add_done_callback`` (the future-compatible protocol), so this subclass
-    keeps the task's wake-up callback and :meth:`resolve_inline` calls it
-    directly: the reader task takes the frame in the same iteration the pipe
-    was read in.  Every other way of finishing (``set_result`` at the end of
-    stdout, ``cancel`` by the task or a cancel scope) schedules the wake-up
-    as usual.
-    """
-
-    __slots__ = ("_wakeup",)
-
-    def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(loop=loop)
-        self._wakeup: tuple[_WakeupCallback, contextvars.Context | None] | None = None
-
-    def add_done_callback(self, fn: _WakeupCallback, *,
-                          context: contextvars.Context | None = None) -> None:
-        if self._wakeup is None and not self.done():
-            self._wakeup = (fn, context)
-        else:
-            super().add_done_callback(fn, context=context)
-
-    def remove_done_callback(self, fn: _WakeupCallback) -> int:
-        if self._wakeup is not None and self._wakeup[0] == fn:
-            self._wakeup = None
-            return 1 + super().remove_done_callback(fn)
-        return super().remove_done_callback(fn)
-
-    def resolve_inline(self) -> None:
-        if self.done():
-            return
-        wakeup, self._wakeup = self._wakeup, None
-        super().set_result(None)
-        if wakeup is None:
-            return
-        fn, context = wakeup
-        # A task can only be stepped while no other one is running; a pipe
-        # callback runs between tasks, but if this ever is not one, fall back.
-        loop = self.get_loop()
-        if asyncio.current_task(loop) is None:
-            if context is None:
-                fn(self)
-            else:
-                context.run(fn, self)
-        else:
-            loop.call_soon(fn, self, context=context)
-
-    def set_result(self, result: None) -> None:
-        super().set_result(result)
-        self._schedule_wakeup()
-
-    def set_exception(self, exception: type | BaseException) -> None:
-        super().set_exception(exception)
-        self._schedule_wakeup()
-
-    def cancel(self, msg: object = None) -> bool:
-        cancelled = super().cancel(msg)
-        if cancelled:
-            self._schedule_wakeup()
-        return cancelled
-
-    def _schedule_wakeup(self) -> None:
-        wakeup, self._wakeup = self._wakeup, None
-        if wakeup is not None:
-            fn, context = wakeup
-            self.get_loop().call_soon(fn, self, context=context)
 
 
 class _StderrReader(asyncio.Protocol):
