@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_nb.protocol import envelope
 from mcp_nb.protocol.envelope import (
     DEFAULT_MAX_MESSAGE_BYTES,
     ErrorObject,
@@ -509,6 +510,53 @@ messages = st.one_of(
                   json_values.filter(lambda v: v is not None)),
     ),
 )
+
+
+@FAST
+@given(messages)
+def test_the_prebuilt_encoder_writes_what_the_json_module_writes(message):
+    """encode() skips JSONEncoder.encode's per-call setup; the bytes must not change."""
+    if envelope._ENCODE_FAST is None:
+        pytest.skip("this Python has no C encoder to prebuild")
+    wire = to_dict(message)
+    assert envelope._ENCODE_FAST(wire) == envelope._ENCODER.encode(wire)
+
+
+@pytest.mark.parametrize("prebuilt", [True, False], ids=["prebuilt encoder", "json module"])
+def test_encode_refuses_what_json_cannot_carry(prebuilt, monkeypatch):
+    if not prebuilt:
+        monkeypatch.setattr(envelope, "_ENCODE_FAST", None)
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    with pytest.raises(ValueError, match="Circular reference"):
+        encode({"jsonrpc": "2.0", "method": "m", "params": cycle})
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        encode({"jsonrpc": "2.0", "method": "m", "params": {"x": float("nan")}})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        encode({"jsonrpc": "2.0", "method": "m", "params": {"x": object()}})
+
+
+@pytest.mark.parametrize("frame", [
+    b' {"jsonrpc":"2.0","id":1,"result":{}}',
+    b'{"jsonrpc":"2.0","id":1,"result":{}}\t ',
+    b'{"jsonrpc":"2.0","id":1,"result":{}}',
+])
+def test_whitespace_around_a_message_is_allowed(frame):
+    assert parse(frame) == Response(1, {})
+
+
+@pytest.mark.parametrize(("frame", "wording"), [
+    (b'{"jsonrpc":"2.0","id":1,"result":{}} {}', "Extra data: line 1 column 38"),
+    (b'{"jsonrpc":"2.0","id":1,"result":{', "Expecting property name enclosed in double quotes"),
+    (b"", "Expecting value: line 1 column 1"),
+    (b"  ", "Expecting value: line 1 column 3"),
+    (b'{"x":Infinity}', "Infinity is not a JSON value"),
+])
+def test_json_errors_are_worded_by_the_json_module(frame, wording):
+    with pytest.raises(EnvelopeError) as caught:
+        parse(frame)
+    assert caught.value.code == PARSE_ERROR
+    assert wording in caught.value.message
 
 
 @FAST

@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,45 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# The decoder's own scanner: what JSONDecoder.decode runs after two whitespace regex
+# matches, which a frame without surrounding whitespace does not need.
+_SCAN_ONCE = _DECODER.scan_once
+
+
+def _prebuilt_c_encoder() -> Callable[[Any], str] | None:
+    """``_ENCODER.encode`` without building a C encoder object per call (None if unavailable).
+
+    ``JSONEncoder.encode`` constructs its C encoder (and a closure) on every call;
+    this builds the same one once.  It skips the circular-reference check (a cycle
+    recurses until ``RecursionError``, after which :func:`encode` re-encodes with
+    ``_ENCODER`` for the usual ``ValueError``); the result is checked against
+    ``_ENCODER`` here, so a Python whose private ``c_make_encoder`` differs falls
+    back instead of encoding differently.
+    """
+    from json import encoder as json_encoder
+
+    make = getattr(json_encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    try:
+        iterencode = make(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",",
+                          False, False, False)
+    except TypeError:
+        return None
+
+    def encode_fast(obj: Any) -> str:
+        return "".join(iterencode(obj, 0))
+
+    sample = {"jsonrpc": "2.0", "id": 1, "params": {"text": "é\u2028\"\n", "n": [1.5, True, None]}}
+    try:
+        if encode_fast(sample) != _ENCODER.encode(sample):
+            return None
+    except Exception:  # any surprise means: use the public path
+        return None
+    return encode_fast
+
+
+_ENCODE_FAST = _prebuilt_c_encoder()
 
 
 def _describe(value: Any) -> str:
@@ -199,7 +239,14 @@ def decode(
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         if text.startswith("\ufeff"):  # json.loads says so; the bare decoder would not
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        obj = _DECODER.decode(text)
+        try:
+            obj, end = _SCAN_ONCE(text, 0)
+        except (StopIteration, ValueError):
+            end = -1
+        if end != len(text):
+            # Whitespace around the value, trailing data or an error: the full path,
+            # which also words the error.
+            obj = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and UnicodeDecodeError; RecursionError is
         # what absurdly deep nesting ("[[[[…") raises, and must not kill a reader.
@@ -258,7 +305,13 @@ def encode(obj: Message | dict[str, Any]) -> bytes:
     if not isinstance(obj, dict):
         obj = to_dict(obj)
     # ensure_ascii=False keeps payloads readable; json never emits a raw "\n" inside strings.
-    text = _ENCODER.encode(obj)
+    if _ENCODE_FAST is None:
+        text = _ENCODER.encode(obj)
+    else:
+        try:
+            text = _ENCODE_FAST(obj)
+        except RecursionError:  # a cycle, or nesting too deep: the checked encoder says which
+            text = _ENCODER.encode(obj)
     try:
         return text.encode()
     except UnicodeEncodeError:
