@@ -254,3 +254,43 @@ async def test_an_error_while_handling_a_response_is_not_swallowed(path: str) ->
     errors = caught.value.exceptions if isinstance(caught.value, BaseExceptionGroup) \
         else (caught.value,)
     assert any(isinstance(e, RuntimeError) and str(e) == "observer failed" for e in errors)
+
+
+# Starts reading only after a while, so the stdin pipe fills; answers each tools/call with
+# the ids it has seen so far being in order or not.
+SLOW_READER = textwrap.dedent(r'''
+    import json, sys, time
+    time.sleep(0.5)
+    last = 0
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "slow", "version": "1"}}
+        elif "id" in msg:
+            in_order = msg["id"] > last
+            last = msg["id"]
+            size = len(msg["params"]["arguments"]["blob"])
+            result = {"content": [{"type": "text", "text": f"{in_order} {size}"}]}
+        else:
+            continue
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+        sys.stdout.flush()
+''')
+
+
+async def test_concurrent_senders_on_a_full_pipe_keep_every_frame_whole_and_in_order(
+        path: str) -> None:
+    """The sending fast path (no lock, no coroutine) must not overtake a sender that waits."""
+    async with ClientSession(StdioTransport(python_command(SLOW_READER)), timeout=30) as session:
+        await session.connect()
+        blob = "x" * 4096
+        results: list[str] = []
+
+        async def call() -> None:
+            results.append(text_of(await session.call_tool("t", {"blob": blob})))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(100):  # ~400 KiB: far more than a pipe and its write buffer hold
+                group.start_soon(call)
+    assert results == [f"True {len(blob)}"] * 100

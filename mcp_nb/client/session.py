@@ -326,6 +326,8 @@ class ClientSession:
         # the event loop's clock (anyio's current_time() looks the backend up each call).
         self._new_waiter: Callable[[], _Waiter] = anyio.Event
         self._clock: Callable[[], float] = anyio.current_time
+        # The transport's optional send_nowait (the sending fast path), on asyncio.
+        self._send_nowait: Callable[[bytes], bool] | None = None
         # The frame _take_inline decoded and left to the reader, so it is decoded once.
         self._left_to_reader: tuple[bytes, Any, Message | list[Message]] | None = None
         self._shutdown_started = False
@@ -372,6 +374,7 @@ class ClientSession:
         if loop is not None:
             self._new_waiter = functools.partial(InlineWakeup, loop=loop)
             self._clock = loop.time
+            self._send_nowait = getattr(self.transport, "send_nowait", None)
             take_frames_inline = getattr(self.transport, "take_frames_inline", None)
             if take_frames_inline is not None:
                 take_frames_inline(self._take_inline)
@@ -687,6 +690,14 @@ class ClientSession:
             self._elapsed(), "send", kind, self.state.value, size=len(data), method=method,
             id=request_id, message=message,
         )
+        send_nowait = self._send_nowait
+        if send_nowait is not None and not self._send_lock.locked():  # type: ignore[union-attr]
+            # Nobody is waiting to send before us, so the frame may go ahead at once.
+            try:
+                if send_nowait(data):
+                    return
+            except TransportClosed as exc:
+                raise self._closed_error(exc) from None
         await self._transmit(data)
 
     async def _transmit(self, frame: bytes) -> None:

@@ -248,6 +248,26 @@ class StdioTransport:
         except OSError:
             raise self.describe_exit() from None
 
+    def send_nowait(self, frame: bytes) -> bool:
+        """Send ``frame`` if that needs no waiting: True if it was sent, False if nothing was.
+
+        An optional transport capability, the session's fast path: a frame the
+        pipe takes at once needs neither a coroutine nor the session's send
+        lock.  False where :meth:`send` would wait for the server to read (the
+        pipe's buffer is over its high-water mark) and on the anyio pipe
+        backend; then use :meth:`send`.  Raises :class:`TransportClosed` as
+        :meth:`send` does.
+        """
+        server = self._server
+        if server is None or self._close_started:
+            raise TransportClosed("the server's stdin is closed")
+        if type(server) is not AsyncioServerProcess:
+            return False
+        try:
+            return server.write_nowait(frame + b"\n")
+        except OSError:
+            raise self.describe_exit() from None
+
     async def receive(self) -> bytes:
         server = self._server
         if server is None:

@@ -153,6 +153,22 @@ class AsyncioServerProcess:
             if stdin.is_closing():  # lost while this data waited in the buffer
                 raise BrokenPipeError("the server closed its stdin")
 
+    def write_nowait(self, data: bytes) -> bool:
+        """Write ``data`` unless :meth:`write` would have to wait first: True if written.
+
+        Nothing is written while the pipe's buffer is over its high-water mark;
+        raises :class:`BrokenPipeError` as :meth:`write` does.
+        """
+        stdin = self._stdin
+        if stdin.is_closing():
+            raise BrokenPipeError("the server's stdin is closed")
+        if self._stdin_flow.paused:
+            return False
+        stdin.write(data)
+        if stdin.is_closing():  # the write failed (EPIPE): the transport closed itself
+            raise BrokenPipeError("the server closed its stdin")
+        return True
+
     def take_inline(self, take: TakeInline | None) -> None:
         """Offer stdout frames to ``take`` in the read callback while the reader sleeps."""
         self._stdout_reader.take_inline = take
