@@ -41,6 +41,7 @@ from benchmarks import notebook_side
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "driver.py"
+INTERLEAVED = HERE / "interleaved.py"
 RESULTS = HERE / "RESULTS.md"
 FASTMCP_VENV = HERE / ".venv-fastmcp"
 #: fastmcp 4 is the line built on the mcp 2.x SDK the project tests against.
@@ -94,6 +95,9 @@ class Settings:
     repeats: int
     grace: float
     escalation_spawns: int
+    #: Interleaved round trips: rounds of one block of calls per client.
+    rounds: int
+    block: int
 
     def driver_flags(self) -> list[str]:
         return [f"--warmup={self.warmup}", f"--calls={self.calls}", f"--burst={self.burst}",
@@ -101,9 +105,11 @@ class Settings:
 
 
 FULL = Settings(warmup=50, calls=2000, burst=2000, inflight=100, spawns=10, idle=20, repeats=5,
-                grace=0.5, escalation_spawns=5)
+                grace=0.5, escalation_spawns=5, rounds=20, block=200)
 QUICK = Settings(warmup=5, calls=20, burst=20, inflight=10, spawns=2, idle=5, repeats=1,
-                 grace=0.2, escalation_spawns=1)
+                 grace=0.2, escalation_spawns=1, rounds=2, block=10)
+#: The clients that can take turns in one process (fastmcp needs its own interpreter).
+INTERLEAVED_CLIENTS = ("raw", "mcp_nb", "sdk")
 
 #: Lab-server knobs that make mcp_nb escalate, and which configured waits they cost.
 ESCALATIONS = {
@@ -193,6 +199,28 @@ def measure_clients(contenders: dict[str, Contender], servers: list[str],
     }
 
 
+def measure_interleaved(servers: list[str], clients: list[str],
+                        settings: Settings) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per server: the clients' round trips taking turns in one process (interleaved.py)."""
+    chosen = [client for client in INTERLEAVED_CLIENTS if client in clients]
+    if "mcp_nb" not in chosen or len(chosen) < 2:
+        return {}
+    results = {}
+    for server in servers:
+        print(f"  interleaved: {', '.join(LABELS[c] for c in chosen)} → {server}",
+              file=sys.stderr, flush=True)
+        command = [sys.executable, str(INTERLEAVED), json.dumps(SERVERS[server]),
+                   f"--clients={','.join(chosen)}", f"--rounds={settings.rounds}",
+                   f"--block={settings.block}", f"--warmup={settings.warmup}"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                              cwd=HERE.parent)
+        if done.returncode != 0:
+            raise RuntimeError(f"interleaved run failed ({done.returncode}):\n"
+                               f"{done.stderr[-3000:]}")
+        results[server] = json.loads(done.stdout.strip().splitlines()[-1])
+    return results
+
+
 def measure_escalations(settings: Settings) -> dict[str, dict[str, float]]:
     """mcp_nb's close of lab servers that ignore stdin close / SIGTERM, against the graces."""
     results = {}
@@ -233,6 +261,17 @@ def figures_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def interleaved_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    lines = ["| server | client | round trip, median (µs) | x raw pipe | x official SDK |",
+             "|---|---|---:|---:|---:|"]
+    for server, per_client in results.items():
+        for client, row in per_client.items():
+            ratios = ["-" if row[key] is None else f"{row[key]:.2f}" for key in ("x_raw", "x_sdk")]
+            lines.append(f"| {server} | {LABELS[client]} | {_number(row['median_s'] * 1e6)} "
+                         f"| {' | '.join(ratios)} |")
+    return "\n".join(lines)
+
+
 def escalation_table(results: dict[str, dict[str, float]]) -> str:
     lines = ["| lab server that … | configured grace (s) | mcp_nb close (s) | overshoot (s) |",
              "|---|---:|---:|---:|"]
@@ -243,8 +282,9 @@ def escalation_table(results: dict[str, dict[str, float]]) -> str:
 
 
 def targets_table(results: dict[str, dict[str, dict[str, Any]]],
-                  escalations: dict[str, dict[str, float]]) -> str:
-    """The issue's targets, each judged on this run's medians."""
+                  escalations: dict[str, dict[str, float]],
+                  interleaved: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """The issue's targets, each judged on this run's medians (and on the interleaved ratios)."""
     rows = []
     for server, per_client in results.items():
         nb = per_client.get("mcp_nb")
@@ -256,6 +296,13 @@ def targets_table(results: dict[str, dict[str, dict[str, Any]]],
             ratio = BY_KEY[key].cost_ratio(nb[key], per_client[ref][key])
             rows.append(f"| {server} | {label}: {wording} | {ratio:.2f}x "
                         f"| {'met' if ratio <= limit else 'missed'} |")
+        nb_turns = interleaved.get(server, {}).get("mcp_nb", {})
+        for label, key, ref, limit, wording in TARGETS:
+            ratio = nb_turns.get(f"x_{ref}")
+            if key != "round_trip_median_s" or ratio is None:
+                continue
+            rows.append(f"| {server} | {label}, interleaved in one process: {wording} "
+                        f"| {ratio:.2f}x | {'met' if ratio <= limit else 'missed'} |")
     for name, row in escalations.items():
         met = -CLOCK_SLACK_S <= row["overshoot_s"] <= ESCALATION_SLACK_S
         rows.append(f"| lab | close of a server that {name}: the grace periods and no more "
@@ -292,12 +339,17 @@ def describe_machine(results: dict[str, dict[str, dict[str, Any]]], load_before:
 
 
 def report(results: dict[str, dict[str, dict[str, Any]]],
-           escalations: dict[str, dict[str, float]], machine: str,
+           escalations: dict[str, dict[str, float]],
+           interleaved: dict[str, dict[str, dict[str, Any]]], machine: str,
            skipped: dict[str, str], notebook: str) -> str:
-    parts = [machine, "", figures_table(results), "",
-             "Shutdown escalation (mcp_nb, lab server with fault knobs):", "",
-             escalation_table(escalations), "", "Targets:", "",
-             targets_table(results, escalations), "", notebook]
+    parts = [machine, "", figures_table(results), ""]
+    if interleaved:
+        parts += ["Round trips interleaved in one process (blocks of calls taking turns; "
+                  "ratios are medians of per-block ratios):", "",
+                  interleaved_table(interleaved), ""]
+    parts += ["Shutdown escalation (mcp_nb, lab server with fault knobs):", "",
+              escalation_table(escalations), "", "Targets:", "",
+              targets_table(results, escalations, interleaved), "", notebook]
     parts += [f"\n{LABELS[client]} skipped: {reason}" for client, reason in skipped.items()]
     return "\n".join(parts)
 
@@ -354,13 +406,14 @@ def main(argv: list[str] | None = None) -> None:
             skipped["fastmcp"] = str(exc)
             print(f"fastmcp skipped: {exc}", file=sys.stderr)
     results = measure_clients(contenders, servers, settings)
+    interleaved = measure_interleaved(servers, clients, settings)
     escalations = measure_escalations(settings) if "lab" in servers else {}
     notebook = notebook_side.table(notebook_side.measure(
         messages=1_000 if options.quick else 10_000, repeats=1 if options.quick else 5))
     machine = describe_machine(results, load_before, settings)
     if options.baseline:
         machine += f"\n- mcp_nb baseline: the package in {options.baseline.resolve()}"
-    text = report(results, escalations, machine, skipped, notebook)
+    text = report(results, escalations, interleaved, machine, skipped, notebook)
     print(text)
     if output is not None:
         write_results(output, text)

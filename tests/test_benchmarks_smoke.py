@@ -64,9 +64,24 @@ def test_every_figure_has_a_number_for(client: str,
 @pytest.mark.timeout(900)
 def test_targets_and_escalation_are_judged(quick_run: subprocess.CompletedProcess[str]) -> None:
     verdicts = re.findall(r"\| (met|missed) \|$", quick_run.stdout, re.MULTILINE)
-    # Three targets per server, plus the two escalation cases on the lab server.
-    assert len(verdicts) == 3 * len(SERVERS) + 2
+    # Three targets per server, the two round-trip ones again on the interleaved ratios,
+    # and the two escalation cases on the lab server.
+    assert len(verdicts) == (3 + 2) * len(SERVERS) + 2
     assert "ignores stdin close and SIGTERM" in quick_run.stdout
+
+
+@pytest.mark.timeout(900)
+def test_interleaved_round_trips_are_reported(quick_run: subprocess.CompletedProcess[str]) -> None:
+    rows = {}
+    for line in quick_run.stdout.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0] in SERVERS:
+            rows[(cells[0], cells[1])] = cells[2:]
+    for server in SERVERS:
+        for client in ("raw pipe", "mcp_nb", "official SDK"):
+            median, x_raw, x_sdk = rows[(server, client)]
+            assert float(median) > 0 and float(x_raw) > 0 and float(x_sdk) > 0
+        assert float(rows[(server, "raw pipe")][1]) == 1.0  # each block against itself
 
 
 def test_the_transcript_widget_figures_are_reported(

@@ -2,7 +2,11 @@
 
 One session is one lifecycle.  It lives in one task group (entered by
 ``async with``): a reader task takes frames off the transport and dispatches
-them; callers' requests wait on a pending-request table keyed by id.
+them; callers' requests wait on a pending-request table keyed by id.  Where
+the transport offers it (stdio on asyncio), a response is handled right in
+the pipe's read callback instead and resumes its caller there, and a frame
+the pipe takes at once is sent without a lock or a coroutine: the round trip
+is the hot path (benchmarks/RESULTS.md).
 
 Step-through (each step is one awaited call, so a notebook cell can show it)::
 
@@ -413,7 +417,14 @@ class ClientSession:
         return [(p.id, p.method) for p in self._pending.values()]
 
     def on_transition(self, callback: Callable[[TransitionRecord], Any]) -> Callable[[], None]:
-        """Subscribe to lifecycle transitions; returns an unsubscribe function."""
+        """Subscribe to lifecycle transitions; returns an unsubscribe function.
+
+        Like transcript observers and :meth:`on_finding` callbacks, ``callback``
+        is called synchronously, and possibly outside any task: on asyncio a
+        response is handled in the transport's read callback.  Keep it quick
+        and event-loop-agnostic (update state, a widget); to await something,
+        hand it to a task of your own (``loop.create_task``).
+        """
         return self.lifecycle.subscribe(callback)
 
     def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
@@ -422,6 +433,7 @@ class ClientSession:
         return lambda: self._notification_callbacks.remove(callback)
 
     def on_finding(self, callback: Callable[[Finding], Any]) -> Callable[[], None]:
+        """Subscribe to findings (called synchronously, as :meth:`on_transition` says)."""
         self._finding_callbacks.append(callback)
         return lambda: self._finding_callbacks.remove(callback)
 

@@ -87,7 +87,12 @@ class Transcript:
         return self.entries[index]
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
-        """Call ``observer`` for every new entry; returns a function that unsubscribes."""
+        """Call ``observer`` for every new entry; returns a function that unsubscribes.
+
+        Observers are called synchronously, possibly outside any task (a
+        session handles responses in the transport's read callback where it
+        can): keep them quick and free of awaits.
+        """
         self._observers.append(observer)
         return lambda: self._observers.remove(observer)
 

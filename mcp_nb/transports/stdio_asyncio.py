@@ -21,8 +21,11 @@ protocol splits the bytes into frames right where they are read and resumes
 the task waiting for them in the same iteration (:class:`InlineWakeup`); a
 frame sent goes straight to the pipe transport's ``write``, which tries the
 pipe at once and buffers what does not fit; a sender waits only while that
-buffer is over its high-water mark.  A round trip now takes two iterations:
-the one that reads the response, and the one that resumes the caller.
+buffer is over its high-water mark.  That makes two iterations per round
+trip: the one that reads the response, and the one that resumes the caller.
+The session goes one further (``StdioTransport.take_frames_inline``): while
+its reader sleeps, a response is handled in the read callback itself and
+resumes the caller there, so a round trip takes one.
 
 Exit is watched by the subprocess transport alone: the pipes are not its own,
 so :meth:`AsyncioServerProcess.wait` returns when the server exits even if a
