@@ -1,9 +1,10 @@
 """Responses handled in the stdio pipe's read callback, and what must not change because of it.
 
-On asyncio the session takes a response right where the transport read it and
-resumes its caller there (``ClientSession._take_inline``); everything else
-still goes through the reader task.  These tests hold it to the rules the
-reader task kept: wire order, one decode per frame, errors not swallowed.
+On asyncio the session takes a response (or a notification) right where the
+transport read it and resumes the caller there (``ClientSession._take_inline``);
+server requests and malformed frames still go through the reader task.  These
+tests hold it to the rules the reader task kept: wire order, one decode per
+frame, errors not swallowed.
 Each runs twice: with the inline path, and with the reader task alone and
 ``anyio.Event`` waits (what the session does on other event loops, e.g. trio).
 """
@@ -163,6 +164,29 @@ async def test_a_notification_read_after_a_response_keeps_its_place(path: str) -
         assert session.log_messages == [{"level": "info", "data": "after"}]
         assert wire(session)[-2:] == [("recv response", "tools/call"),
                                       ("recv notification", "notifications/message")]
+
+
+async def test_notification_callbacks_run_and_async_ones_get_a_task_of_their_own(
+        path: str) -> None:
+    seen: list[tuple[str, bool]] = []
+    ran = anyio.Event()
+
+    def sync_callback(message: Any) -> None:
+        seen.append((message.method, False))
+
+    async def async_callback(message: Any) -> None:
+        await anyio.sleep(0)  # really a task: it can await
+        seen.append((message.method, asyncio.current_task() is not None))
+        ran.set()
+
+    async with scripted() as session:
+        await session.connect()
+        session.on_notification(sync_callback)
+        session.on_notification(async_callback)
+        await session.call_tool("result_then_log")
+        with anyio.fail_after(5):
+            await ran.wait()
+    assert seen == [("notifications/message", False), ("notifications/message", True)]
 
 
 async def test_a_server_request_read_before_a_response_is_answered_first(path: str) -> None:

@@ -1209,25 +1209,30 @@ class ClientSession:
             await self._on_transport_closed(exc)
 
     def _take_inline(self, frame: bytes) -> bool:
-        """Handle a response in the transport's read callback; leave anything else to the reader.
+        """Handle a response or notification in the transport's read callback, if it offers.
 
         Offered by transports that can (:meth:`StdioTransport.take_frames_inline
         <mcp_nb.transports.stdio.StdioTransport.take_frames_inline>`) while the
-        reader sleeps with nothing queued, so nothing is overtaken.  Handling
-        a response needs no task, and :meth:`_Pending.finish`, the last thing
+        reader sleeps with nothing queued, so nothing is overtaken.  Neither
+        needs a task, and :meth:`_Pending.finish`, the last thing
         :meth:`_on_response` does, resumes the caller right here: a round trip
-        takes one event-loop iteration instead of two (the reader task's hand-over
-        to the caller was the other).  Requests need a task (their handlers
-        await), notifications may start tasks, malformed frames are reported by
-        the reader: all are left to it, decoded once.
+        takes one event-loop iteration instead of two (the reader task's
+        hand-over to the caller was the other), also when log or progress
+        notifications come first.  Server requests need a task (their handlers
+        await) and malformed frames are reported by the reader: both are left
+        to it, decoded once.
         """
         try:
             raw, parsed = decode(frame, max_bytes=self.max_message_bytes,
                                  allow_batch=self._allow_batch)
         except EnvelopeError:
             return False
-        if type(parsed) is Response or type(parsed) is ErrorResponse:
-            self._on_response(parsed, raw, len(frame))
+        kind = type(parsed)
+        if kind is Response or kind is ErrorResponse:
+            self._on_response(parsed, raw, len(frame))  # type: ignore[arg-type]
+            return True
+        if kind is Notification:
+            self._on_notification(parsed, raw, len(frame))  # type: ignore[arg-type]
             return True
         self._left_to_reader = (frame, raw, parsed)
         return False
