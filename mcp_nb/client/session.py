@@ -3,10 +3,10 @@
 One session is one lifecycle.  It lives in one task group (entered by
 ``async with``): a reader task takes frames off the transport and dispatches
 them; callers' requests wait on a pending-request table keyed by id.  Where
-the transport offers it (stdio on asyncio), a response is handled right in
-the pipe's read callback instead and resumes its caller there, and a frame
-the pipe takes at once is sent without a lock or a coroutine: the round trip
-is the hot path (benchmarks/RESULTS.md).
+the transport offers it (stdio on asyncio), a response or notification is
+handled right in the pipe's read callback instead (a response resumes its
+caller there), and a frame the pipe takes at once is sent without a lock or
+a coroutine: the round trip is the hot path (benchmarks/RESULTS.md).
 
 Step-through (each step is one awaited call, so a notebook cell can show it)::
 

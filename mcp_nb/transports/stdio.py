@@ -293,11 +293,11 @@ class StdioTransport:
         """Offer frames to ``take`` right where they are read, while the reader sleeps.
 
         An optional transport capability, the session's fast path for
-        responses (benchmarks/RESULTS.md, "Responses in the read callback"):
-        ``take(frame)`` runs in the pipe's read callback, outside any task,
-        and returns True if it handled the frame (then :meth:`receive` never
-        returns it) or False to leave it, and every frame after it, to
-        :meth:`receive`.  Frames are offered only while the reader waits in
+        responses and notifications (benchmarks/RESULTS.md, "Responses in the
+        read callback"): ``take(frame)`` runs in the pipe's read callback,
+        outside any task, and returns True if it handled the frame (then
+        :meth:`receive` never returns it) or False to leave it, and every frame
+        after it, to :meth:`receive`.  Frames are offered only while the reader waits in
         :meth:`receive` with nothing queued, so order is kept.  If ``take``
         raises, the next :meth:`receive` raises the same exception.
 

@@ -24,8 +24,8 @@ pipe at once and buffers what does not fit; a sender waits only while that
 buffer is over its high-water mark.  That makes two iterations per round
 trip: the one that reads the response, and the one that resumes the caller.
 The session goes one further (``StdioTransport.take_frames_inline``): while
-its reader sleeps, a response is handled in the read callback itself and
-resumes the caller there, so a round trip takes one.
+its reader sleeps, a response (or notification) is handled in the read
+callback itself and resumes the caller there, so a round trip takes one.
 
 Exit is watched by the subprocess transport alone: the pipes are not its own,
 so :meth:`AsyncioServerProcess.wait` returns when the server exits even if a
