@@ -24,7 +24,6 @@ import contextlib
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +50,7 @@ async def interleave(argv: list[str], clients: list[str], rounds: int, block: in
         for round_number in range(rounds):
             shift = round_number % len(clients)
             for name in clients[shift:] + clients[:shift]:
-                adapter, handle = adapters[name], handles[name]
-                times = []
-                for _ in range(block):
-                    start = time.perf_counter()
-                    await adapter.call(handle)
-                    times.append(time.perf_counter() - start)
+                times, _cpu = await driver.round_trips(adapters[name], handles[name], block)
                 medians[name].append(statistics.median(times))
                 samples[name].extend(times)
 

@@ -12,7 +12,9 @@ script in a process of its own) against the same servers in the same run: the
 canned server (``canned_server.py``, so the client dominates) and the lab
 server.  Runs are repeated with the clients in a rotating order and each
 figure is the median over the repeats, because the machine is small and shared.
-Ratios are reported next to absolute times, since only they survive the noise.
+Ratios are reported next to absolute times, since only they survive the noise;
+the round trip is also measured with the clients taking turns in one process
+(:mod:`benchmarks.interleaved`), whose ratios survive the machine's drift too.
 
 fastmcp is installed into its own virtual environment under
 ``benchmarks/.venv-fastmcp`` (built on first use, git-ignored) so that it never
@@ -168,10 +170,15 @@ def run_driver(contender: Contender, server: list[str], flags: list[str]) -> dic
     if contender.pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             filter(None, [str(contender.pythonpath), env.get("PYTHONPATH")]))
+    return run_json(command, f"driver {client}", env)
+
+
+def run_json(command: list[str], what: str, env: dict[str, str] | None = None) -> Any:
+    """Run a measuring script from the repository root; the JSON of its last output line."""
     done = subprocess.run(command, capture_output=True, text=True, timeout=900,
                           cwd=HERE.parent, env=env)
     if done.returncode != 0:
-        raise RuntimeError(f"driver {client} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{what} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -212,12 +219,7 @@ def measure_interleaved(servers: list[str], clients: list[str],
         command = [sys.executable, str(INTERLEAVED), json.dumps(SERVERS[server]),
                    f"--clients={','.join(chosen)}", f"--rounds={settings.rounds}",
                    f"--block={settings.block}", f"--warmup={settings.warmup}"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900,
-                              cwd=HERE.parent)
-        if done.returncode != 0:
-            raise RuntimeError(f"interleaved run failed ({done.returncode}):\n"
-                               f"{done.stderr[-3000:]}")
-        results[server] = json.loads(done.stdout.strip().splitlines()[-1])
+        results[server] = run_json(command, "interleaved run")
     return results
 
 

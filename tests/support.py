@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sys
@@ -84,3 +85,27 @@ async def until_in_flight(session: ClientSession, timeout: float = 5.0) -> None:
     with anyio.fail_after(timeout):
         while not session.in_flight:
             await anyio.sleep(0.01)
+
+
+class LoopIterations:
+    """Counts asyncio event-loop iterations (``BaseEventLoop._run_once`` calls) inside ``with``.
+
+    A count, not a timing: the same on a busy machine as on an idle one.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._run_once = asyncio.BaseEventLoop._run_once  # type: ignore[attr-defined]
+
+    def __enter__(self) -> LoopIterations:
+        run_once = self._run_once
+
+        def counting(loop: asyncio.BaseEventLoop) -> None:
+            self.count += 1
+            run_once(loop)
+
+        asyncio.BaseEventLoop._run_once = counting  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        asyncio.BaseEventLoop._run_once = self._run_once  # type: ignore[attr-defined]

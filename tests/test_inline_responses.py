@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from support import python_command
+from support import LoopIterations, python_command
 
 from mcp_nb.client import ClientSession, RequestCancelled, RequestTimeout
 from mcp_nb.client import session as session_module
@@ -98,18 +98,6 @@ def text_of(result: Any) -> str:
     return str(result.content[0]["text"])
 
 
-def count_iterations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    counter = [0]
-    run_once = asyncio.BaseEventLoop._run_once  # type: ignore[attr-defined]
-
-    def counting(loop: asyncio.BaseEventLoop) -> None:
-        counter[0] += 1
-        run_once(loop)
-
-    monkeypatch.setattr(asyncio.BaseEventLoop, "_run_once", counting)
-    return counter
-
-
 async def test_the_inline_path_is_taken_only_on_asyncio_stdio(path: str) -> None:
     async with scripted() as session:
         await session.connect()
@@ -123,20 +111,18 @@ async def test_the_inline_path_is_taken_only_on_asyncio_stdio(path: str) -> None
         assert offered is None
 
 
-async def test_a_round_trip_takes_one_event_loop_iteration_inline(
-        path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_round_trip_takes_one_event_loop_iteration_inline(path: str) -> None:
     """A count, not a timing: the read callback resumes the caller (the reader task: two)."""
     async with scripted() as session:
         await session.connect()
         for _ in range(10):
             await session.call_tool("echo")
-        counter = count_iterations(monkeypatch)
-        for _ in range(200):
-            assert text_of(await session.call_tool("echo")) == "echo"
-        monkeypatch.undo()
+        with LoopIterations() as iterations:
+            for _ in range(200):
+                assert text_of(await session.call_tool("echo")) == "echo"
     per_call = 1 if path == "inline" else 2
     # A response that arrives in two reads costs one more; allow a few.
-    assert 200 * per_call <= counter[0] <= 200 * per_call + 20
+    assert 200 * per_call <= iterations.count <= 200 * per_call + 20
 
 
 async def test_progress_read_with_its_response_reaches_the_callback_before_the_result(

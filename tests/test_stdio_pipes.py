@@ -7,7 +7,6 @@ on asyncio by overriding the transport's backend check, so both are tested on th
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -16,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from support import process_alive, python_command, wait_gone
+from support import LoopIterations, process_alive, python_command, wait_gone
 
 from mcp_nb.transports import StdioTransport, TransportClosed, TransportEvent
 from mcp_nb.transports import stdio as stdio_module
@@ -249,29 +248,16 @@ async def test_a_frame_read_wakes_the_waiting_reader_in_the_same_iteration(pipes
             sys.stdout.flush()
     """
     async with running(code) as (transport, _):
-        loop = asyncio.get_running_loop()
-        iterations = 0
-        run_once = asyncio.BaseEventLoop._run_once  # type: ignore[attr-defined]
-
-        def counting(loop: asyncio.BaseEventLoop) -> None:
-            nonlocal iterations
-            iterations += 1
-            run_once(loop)
-
         for _ in range(10):
             await transport.send(b"warm")
             assert await transport.receive() == b"warm"
-        asyncio.BaseEventLoop._run_once = counting  # type: ignore[attr-defined]
-        try:
+        with LoopIterations() as iterations:
             for number in range(200):
                 await transport.send(b"%d" % number)
                 assert await transport.receive() == b"%d" % number
-        finally:
-            asyncio.BaseEventLoop._run_once = run_once  # type: ignore[attr-defined]
-        assert loop.is_running()
     # asyncio: one iteration per echo (a line arriving in two reads costs one more).
     # anyio's streams: the subprocess hop and the stream's wake-up, three or more.
     if pipes == "asyncio":
-        assert 200 <= iterations <= 220
+        assert 200 <= iterations.count <= 220
     else:
-        assert iterations >= 200 * 3
+        assert iterations.count >= 200 * 3

@@ -240,13 +240,18 @@ class StdioTransport:
         self._emit(TransportEvent("stderr", line))
 
     async def send(self, frame: bytes) -> None:
-        server = self._server
-        if server is None or self._close_started:
-            raise TransportClosed("the server's stdin is closed")
+        server = self._open_server()
         try:
             await server.write(frame + b"\n")
         except OSError:
             raise self.describe_exit() from None
+
+    def _open_server(self) -> ServerProcess:
+        """The server, if its stdin may still be written to; else :class:`TransportClosed`."""
+        server = self._server
+        if server is None or self._close_started:
+            raise TransportClosed("the server's stdin is closed")
+        return server
 
     def send_nowait(self, frame: bytes) -> bool:
         """Send ``frame`` if that needs no waiting: True if it was sent, False if nothing was.
@@ -258,9 +263,7 @@ class StdioTransport:
         backend; then use :meth:`send`.  Raises :class:`TransportClosed` as
         :meth:`send` does.
         """
-        server = self._server
-        if server is None or self._close_started:
-            raise TransportClosed("the server's stdin is closed")
+        server = self._open_server()
         if type(server) is not AsyncioServerProcess:
             return False
         try:

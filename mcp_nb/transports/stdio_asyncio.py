@@ -145,32 +145,31 @@ class AsyncioServerProcess:
 
         Raises :class:`BrokenPipeError` when the server's stdin is gone.
         """
-        stdin = self._stdin
-        if stdin.is_closing():
-            raise BrokenPipeError("the server's stdin is closed")
-        stdin.write(data)
-        if stdin.is_closing():  # the write failed (EPIPE): the transport closed itself
-            raise BrokenPipeError("the server closed its stdin")
+        self._write_now(data)
         if self._stdin_flow.paused:
             await self._stdin_flow.drained()
-            if stdin.is_closing():  # lost while this data waited in the buffer
+            if self._stdin.is_closing():  # lost while this data waited in the buffer
                 raise BrokenPipeError("the server closed its stdin")
 
     def write_nowait(self, data: bytes) -> bool:
-        """Write ``data`` unless :meth:`write` would have to wait first: True if written.
+        """Write ``data`` unless :meth:`write` would have to wait: True if it was written.
 
         Nothing is written while the pipe's buffer is over its high-water mark;
         raises :class:`BrokenPipeError` as :meth:`write` does.
         """
+        if self._stdin_flow.paused and not self._stdin.is_closing():
+            return False
+        self._write_now(data)
+        return True
+
+    def _write_now(self, data: bytes) -> None:
+        """Hand ``data`` to the stdin pipe transport (it writes at once, buffers the rest)."""
         stdin = self._stdin
         if stdin.is_closing():
             raise BrokenPipeError("the server's stdin is closed")
-        if self._stdin_flow.paused:
-            return False
         stdin.write(data)
         if stdin.is_closing():  # the write failed (EPIPE): the transport closed itself
             raise BrokenPipeError("the server closed its stdin")
-        return True
 
     def take_inline(self, take: TakeInline | None) -> None:
         """Offer stdout frames to ``take`` in the read callback while the reader sleeps."""
