@@ -240,18 +240,12 @@ class StdioTransport:
         self._emit(TransportEvent("stderr", line))
 
     async def send(self, frame: bytes) -> None:
-        server = self._open_server()
+        if self.send_nowait(frame):  # also refuses a closed transport
+            return
         try:
-            await server.write(frame + b"\n")
+            await self._server.write(frame + b"\n")  # type: ignore[union-attr]
         except OSError:
             raise self.describe_exit() from None
-
-    def _open_server(self) -> ServerProcess:
-        """The server, if its stdin may still be written to; else :class:`TransportClosed`."""
-        server = self._server
-        if server is None or self._close_started:
-            raise TransportClosed("the server's stdin is closed")
-        return server
 
     def send_nowait(self, frame: bytes) -> bool:
         """Send ``frame`` if that needs no waiting: True if it was sent, False if nothing was.
@@ -263,7 +257,9 @@ class StdioTransport:
         backend; then use :meth:`send`.  Raises :class:`TransportClosed` as
         :meth:`send` does.
         """
-        server = self._open_server()
+        server = self._server
+        if server is None or self._close_started:
+            raise TransportClosed("the server's stdin is closed")
         if type(server) is not AsyncioServerProcess:
             return False
         try:
