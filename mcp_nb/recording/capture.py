@@ -1,0 +1,136 @@
+"""Turning a live client session into a :class:`~mcp_nb.recording.format.Recording` (and a file).
+
+Everything comes from what the session already keeps: its transcript (every
+message both ways, with times), its transport events (HTTP method, status and
+the headers worth showing), and its public properties (era, negotiated
+version, both sides' capabilities, server info, settings).  Nothing is added
+to the round trip: a session is recorded after the fact, when it is saved.
+Secrets are redacted here, before anything is written (:mod:`.redact`).
+
+Example::
+
+    from mcp_nb.recording import save
+    async with ClientSession(StdioTransport(lab_command())) as session:
+        await session.connect()
+        await session.call_tool("add", {"a": 1, "b": 2})
+        save(session, "add.jsonl")
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..transports.stdio import DEFAULT_INHERITED_ENV
+from .format import Header, Record, Recording
+from .redact import Redactor
+
+if TYPE_CHECKING:
+    from ..client import ClientSession
+
+#: The session settings a recording keeps (attribute names of ClientSession).
+SETTINGS = ("protocol_version", "offered_version", "stateless_version", "default_timeout",
+            "max_timeout", "reset_timeout_on_progress", "log_level", "probe_timeout",
+            "max_input_rounds", "max_message_bytes")
+
+
+def _dump(model: Any) -> dict[str, Any] | None:
+    return model.model_dump(mode="json", exclude_none=True) if model is not None else None
+
+
+def describe_transport(transport: Any, redactor: Redactor) -> dict[str, Any]:
+    """How the server was reached, secrets redacted (and taught to ``redactor``)."""
+    transport = getattr(transport, "active", transport)  # auto HTTP: the one it settled on
+    kind = getattr(transport, "kind", type(transport).__name__)
+    described: dict[str, Any] = {"kind": kind}
+    command = getattr(transport, "command", None)
+    if command is not None:
+        described["command"] = redactor.command(command)
+        env = getattr(transport, "env", None) or {}
+        supplied = {name: value for name, value in env.items()
+                    if name not in DEFAULT_INHERITED_ENV or os.environ.get(name) != value}
+        if supplied:
+            described["env"] = redactor.environment(supplied)
+        if getattr(transport, "cwd", None):
+            described["cwd"] = transport.cwd
+    url = getattr(transport, "url", None)
+    if url is not None:
+        described["url"] = redactor.url(url)
+        headers = getattr(transport, "headers", None)
+        if headers:
+            described["headers"] = redactor.headers(headers)
+    return described
+
+
+def _header(session: ClientSession, transport: dict[str, Any]) -> Header:
+    era = session.era.value if session.era is not None else "handshake"
+    server_capabilities: dict[str, Any] = dict(session.capabilities.server or {})
+    instructions = None
+    if session.initialize_result is not None:
+        instructions = session.initialize_result.instructions
+    elif session.discover_result is not None:
+        instructions = session.discover_result.instructions
+        server_capabilities = _dump(session.discover_result.capabilities) or {}
+    return Header(
+        era=era,
+        protocol_version=session.negotiated_version,
+        client_info=_dump(session.client_info) or {},
+        client_capabilities=dict(session.client_capabilities),
+        server_info=_dump(session.server_info),
+        server_capabilities=server_capabilities,
+        instructions=instructions,
+        settings={name: getattr(session, name) for name in SETTINGS if hasattr(session, name)},
+        transport=transport,
+        recorded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        writer=f"mcp_nb {__version__}",
+    )
+
+
+def _records(session: ClientSession, redactor: Redactor) -> list[Record]:
+    # Transport events carry structured data the transcript's text lacks; they
+    # appear in the transcript in the same order, so one pointer pairs them up.
+    events = list(getattr(session, "transport_events", ()))
+    next_event = 0
+    records = []
+    for entry in session.transcript:
+        if entry.direction == "event":
+            data = None
+            if next_event < len(events) and events[next_event].kind == entry.kind \
+                    and events[next_event].detail == (entry.text or ""):
+                data = redactor.value(events[next_event].data) or None
+                next_event += 1
+            records.append(Record(0, entry.time, "event", None, entry.kind,
+                                  redactor.text(entry.text) if entry.text else None, data,
+                                  entry.note))
+        elif entry.message is not None:
+            records.append(Record(0, entry.time, entry.direction, redactor.value(entry.message),
+                                  entry.kind, note=entry.note))
+        else:
+            records.append(Record(0, entry.time, entry.direction, None, entry.kind,
+                                  redactor.text(entry.text or ""), note=entry.note))
+    return records
+
+
+def capture(session: ClientSession, *, secrets: Iterable[str] = ()) -> Recording:
+    """The session so far as a :class:`Recording` (in memory), credentials redacted.
+
+    ``secrets`` adds values of your own to scrub everywhere (a token a tool
+    argument carried, say); header values, secret-named flags and URL
+    credentials are found without help.
+    """
+    redactor = Redactor(secrets)
+    transport = describe_transport(session.transport, redactor)
+    header = _header(session, transport)
+    header.instructions = redactor.literal(header.instructions) if header.instructions else None
+    return Recording(header, _records(session, redactor))
+
+
+def save(session: ClientSession, path: str | os.PathLike[str], *,
+         secrets: Iterable[str] = ()) -> Recording:
+    """Write the session to ``path`` as a recording (docs/recording.md); returns it."""
+    recording = capture(session, secrets=secrets)
+    recording.write(path)
+    return recording
