@@ -1,4 +1,4 @@
-"""Sessions as artifacts: record a session to a file, replay it as a mock server, diff, export tests.
+"""Sessions as artifacts: record to a file, replay as a mock server, diff, export as tests.
 
 Example::
 

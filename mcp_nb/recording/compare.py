@@ -57,7 +57,7 @@ def _walk(before: Any, after: Any, path: str, found: list[str]) -> None:
     if isinstance(before, list) and isinstance(after, list):
         if len(before) != len(after):
             found.append(f"{path or '(top)'}: {_items(len(before))} → {_items(len(after))}")
-        for index, (old, new) in enumerate(zip(before, after)):
+        for index, (old, new) in enumerate(zip(before, after, strict=False)):
             _walk(old, new, f"{path}[{index}]", found)
         for index in range(len(after), len(before)):
             found.append(f"{path}[{index}]: removed ({shown(before[index])})")

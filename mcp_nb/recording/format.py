@@ -1,4 +1,4 @@
-"""The recording file format: a versioned JSON Lines file, written and loaded with line-exact errors.
+"""The recording file format: versioned JSON Lines, written and loaded with line-exact errors.
 
 One file holds one session (docs/recording.md is the reference)::
 

@@ -18,6 +18,7 @@ Example (what :mod:`.serve` does for each line on stdin)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -136,7 +137,5 @@ class Replayer:
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await task
-            except asyncio.CancelledError:
-                pass

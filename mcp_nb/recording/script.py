@@ -127,7 +127,8 @@ class Miss:
 class Script:
     """The exchanges of one recording, indexed for replay."""
 
-    def __init__(self, recording: Recording, exchanges: list[Exchange], opening: list[Step]) -> None:
+    def __init__(self, recording: Recording, exchanges: list[Exchange],
+                 opening: list[Step]) -> None:
         self.recording = recording
         self.exchanges = exchanges
         #: Server messages sent before the client said anything (rare; stdio only).

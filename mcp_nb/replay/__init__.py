@@ -1,1 +1,1 @@
-"""``python -m mcp_nb.replay FILE [--http]``: serve a recording; the code is :mod:`mcp_nb.recording`."""
+"""``python -m mcp_nb.replay FILE [--http]``: serve a recording (code: :mod:`mcp_nb.recording`)."""
