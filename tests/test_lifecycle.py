@@ -288,6 +288,14 @@ REFUSAL_RULE: dict[State, str] = {
 }
 
 
+def test_a_bare_initialized_is_named_as_a_wrong_method_not_an_early_request() -> None:
+    # Seed texts write the handshake's last message without its prefix; the spec has no rule
+    # against client notifications at that point, so the finding names the method instead.
+    rule_id, detail = lifecycle_in(S.INITIALIZED).client_refusal("initialized", is_request=False)
+    assert rule_id == "initialized-without-prefix" and "notifications/initialized" in detail
+    assert lifecycle_in(S.OPERATING).client_refusal("initialized", is_request=False) is None
+
+
 @pytest.mark.parametrize("state", list(State))
 @pytest.mark.parametrize("method", REQUESTS)
 def test_client_request_guard(state, method):

@@ -39,7 +39,8 @@ class Rule:
 _RULE_LIST = (
     Rule(
         "server-request-before-initialized",
-        "Before the initialized notification the server may send only pings and logging.",
+        "Before the initialized notification the server should send no requests but pings, "
+        "and no notifications but logging (a SHOULD NOT in the spec).",
         "basic/lifecycle#initialization",
     ),
     Rule(
@@ -49,12 +50,20 @@ _RULE_LIST = (
     ),
     Rule(
         "client-request-while-initializing",
-        "Until the initialize response arrives, the client may send only pings.",
+        "Until the initialize response arrives, the client should send no requests but pings "
+        "(a SHOULD NOT in the spec).",
         "basic/lifecycle#initialization",
     ),
     Rule(
         "client-request-before-initialized",
-        "The client must send notifications/initialized before normal operation.",
+        "Normal operation starts after the client has sent notifications/initialized "
+        "(this client holds everything but ping back until then).",
+        "basic/lifecycle#initialization",
+    ),
+    Rule(
+        "initialized-without-prefix",
+        "The handshake ends with notifications/initialized; a bare 'initialized' is an unknown "
+        "notification that a server ignores, so the handshake stays unfinished.",
         "basic/lifecycle#initialization",
     ),
     Rule(

@@ -224,6 +224,9 @@ class Lifecycle:
                 return None
         elif method in allowed:
             return None
+        if not is_request and method == "initialized" and self.state is State.INITIALIZED:
+            return ("initialized-without-prefix", "cannot send 'initialized' while Initialized: "
+                    "the method is 'notifications/initialized'")
         rule_id, advice = _REFUSAL[self.state]
         return rule_id, f"cannot send {method!r} while {self.state.value}: {advice}"
 
