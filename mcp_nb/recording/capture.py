@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..transports.stdio import DEFAULT_INHERITED_ENV
+from ..transports import DEFAULT_INHERITED_ENV
 from .format import Header, Record, Recording
 from .redact import Redactor
 

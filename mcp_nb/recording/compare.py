@@ -18,9 +18,18 @@ from typing import Any
 SHOWN_LENGTH = 60
 
 
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control and direction-override characters as ``\\uXXXX``.
+
+    >>> printable("a\\u202eb\\x1b[31m")
+    'a\\\\u202eb\\\\u001b[31m'
+    """
+    return "".join(ch if ch.isprintable() or ch == " " else f"\\u{ord(ch):04x}" for ch in text)
+
+
 def shown(value: Any) -> str:
-    """A short JSON rendering of ``value`` for a one-line explanation."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    """A short, printable JSON rendering of ``value`` for a one-line explanation."""
+    text = printable(json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr))
     return text if len(text) <= SHOWN_LENGTH else text[: SHOWN_LENGTH - 1] + "…"
 
 
@@ -66,7 +75,24 @@ def _walk(before: Any, after: Any, path: str, found: list[str]) -> None:
         return
     # bool is an int in Python; JSON tells true from 1.
     if before != after or type(before) is not type(after):
-        found.append(f"{path or '(top)'}: {shown(before)} → {shown(after)}")
+        found.append(f"{path or '(top)'}: {change(before, after)}")
+
+
+def change(before: Any, after: Any) -> str:
+    """``before → after`` in short; long strings from a little before where they differ."""
+    if not (isinstance(before, str) and isinstance(after, str)
+            and max(len(before), len(after)) > SHOWN_LENGTH):
+        return f"{shown(before)} → {shown(after)}"
+    start = 0
+    while start < min(len(before), len(after)) and before[start] == after[start]:
+        start += 1
+    start = max(0, start - 10)
+
+    def excerpt(text: str) -> str:
+        return shown(text[start:]) if start == 0 else "…" + shown(text[start:])
+
+    where = f" (from character {start})" if start else ""
+    return f"{excerpt(before)} → {excerpt(after)}{where}"
 
 
 def count_differences(before: Any, after: Any) -> int:
