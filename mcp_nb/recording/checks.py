@@ -30,7 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from ..client import ClientSession, ServerError
+from ..client import ServerError
 from ..transports import StdioTransport, http_transport
 from .compare import differences
 from .format import Header, load
