@@ -3,8 +3,8 @@
 Run it whenever code a notebook shows changes (nbval in CI compares the saved
 outputs with a fresh run, strictly):
 
-    python scripts/run_notebooks.py                 # every notebook
-    python scripts/run_notebooks.py 00_tour 07_shutdown
+    python scripts/run_notebooks.py                 # every notebook, both editions
+    python scripts/run_notebooks.py 00_tour 07_shutdown zh/00_tour
 
 Widget state is dropped from the saved files: nbval ignores it, it makes the
 files large, and the static HTML every widget also emits is what nbviewer shows.
@@ -34,9 +34,10 @@ def run(path: Path) -> float:
 
 def main(names: list[str]) -> int:
     paths = ([NOTEBOOKS / f"{name.removesuffix('.ipynb')}.ipynb" for name in names]
-             or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+             or [*sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")),
+                 *sorted(NOTEBOOKS.glob("zh/[0-9][0-9]_*.ipynb"))])
     for path in paths:
-        print(f"{path.name}: {run(path):.1f}s", flush=True)
+        print(f"{path.relative_to(NOTEBOOKS)}: {run(path):.1f}s", flush=True)
     return 0
 
 

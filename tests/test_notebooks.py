@@ -33,7 +33,22 @@ from nbclient.exceptions import CellExecutionError
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
+ZH = NOTEBOOKS / "zh"
+#: The English notebooks; each has a Chinese twin of the same name under notebooks/zh/.
 NOTEBOOK_FILES = sorted(NOTEBOOKS.glob("*.ipynb"))
+ZH_FILES = sorted(ZH.glob("*.ipynb"))
+#: Both editions: everything nbval runs and every check below applies to.
+ALL_FILES = NOTEBOOK_FILES + ZH_FILES
+
+
+def _label(path: Path) -> str:
+    return str(path.relative_to(NOTEBOOKS).with_suffix(""))
+
+
+def _notebook_of(classname: str) -> str:
+    """nbval's junit class name, e.g. ``notebooks.zh.00_tour.ipynb`` → ``zh/00_tour.ipynb``."""
+    _root, *folders, stem, suffix = classname.split(".")
+    return "/".join([*folders, f"{stem}.{suffix}"])
 #: Each notebook must run in under this many seconds.
 BUDGET_SECONDS = 60.0
 #: nbval's per-cell options that weaken the check (comments and tags alike).
@@ -77,7 +92,7 @@ def _output_text(output: dict[str, Any]) -> str:
 
 def _servers_from_notebooks() -> set[int]:
     """Live server processes started by notebook kernels: lab servers whose working
-    directory is notebooks/, and the hand-written server of 09_your_own_server."""
+    directory is notebooks/ or notebooks/zh/, and the hand-written server of 09_your_own_server."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -88,7 +103,7 @@ def _servers_from_notebooks() -> set[int]:
         except OSError:  # gone meanwhile, or not ours to look at
             continue
         command = b" ".join(argv)
-        if (b"mcp_nb.lab" in command and cwd == NOTEBOOKS) or b"my_server.py" in command:
+        if (b"mcp_nb.lab" in command and cwd in (NOTEBOOKS, ZH)) or b"my_server.py" in command:
             found.add(int(entry.name))
     return found
 
@@ -101,7 +116,7 @@ def test_there_is_a_tour_and_a_notebook_per_phase() -> None:
     assert NOTEBOOK_FILES[0].name == "00_tour.ipynb"
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", ALL_FILES, ids=_label)
 def test_committed_outputs_show_no_tracebacks_and_no_machine_paths(path: Path) -> None:
     for cell in _code_cells(path):
         for output in cell["outputs"]:
@@ -114,6 +129,21 @@ def test_committed_outputs_show_no_tracebacks_and_no_machine_paths(path: Path) -
                 f"in the output of: {_source(cell)}"
 
 
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=_label)
+def test_every_notebook_has_a_chinese_twin_with_the_same_code(path: Path) -> None:
+    twin = ZH / path.name
+    assert twin.exists(), f"notebooks/zh/{path.name} is missing: add the Chinese edition"
+    english, chinese = _code_cells(path), _code_cells(twin)
+    assert [_source(cell) for cell in chinese] == [_source(cell) for cell in english], (
+        "the Chinese twin's code cells differ from the English ones")
+    assert [_tags(cell) for cell in chinese] == [_tags(cell) for cell in english]
+
+
+def test_every_chinese_notebook_has_an_english_original() -> None:
+    assert ZH_FILES, "notebooks/zh/ holds the Chinese edition"
+    assert {path.name for path in ZH_FILES} == {path.name for path in NOTEBOOK_FILES}
+
+
 def _exercise_cells(path: Path) -> tuple[list[int], int | None]:
     """Indices of the learner's cells and of the self-check (None if there is no exercise)."""
     cells = _load(path)["cells"]
@@ -123,7 +153,7 @@ def _exercise_cells(path: Path) -> tuple[list[int], int | None]:
     return answers, checks[0] if checks else None
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", ALL_FILES, ids=_label)
 def test_every_exercise_is_tagged_answer_then_check(path: Path) -> None:
     self_checks = [i for i, cell in enumerate(_code_cells(path))
                    if _source(cell).startswith("# Self-check")]
@@ -134,11 +164,11 @@ def test_every_exercise_is_tagged_answer_then_check(path: Path) -> None:
     assert answers and max(answers) < check, f"tag the learner's cells {ANSWER_TAG!r}"
 
 
-EXERCISE_FILES = [path for path in NOTEBOOK_FILES if _exercise_cells(path)[1] is not None]
+EXERCISE_FILES = [path for path in ALL_FILES if _exercise_cells(path)[1] is not None]
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("path", EXERCISE_FILES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", EXERCISE_FILES, ids=_label)
 def test_the_self_check_fails_without_the_learners_work(
         path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     answers, check = _exercise_cells(path)
@@ -160,7 +190,7 @@ def test_the_self_check_fails_without_the_learners_work(
     assert failed == [check_cell], "the run must stop at the self-check, not before it"
 
 
-@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", ALL_FILES, ids=_label)
 def test_notebook_is_committed_executed_and_strict(path: Path) -> None:
     notebook = _load(path)
     cells = _code_cells(path)
@@ -199,8 +229,8 @@ def test_notebooks_reproduce_their_outputs_under_strict_nbval(tmp_path: Path) ->
     seconds: dict[str, float] = defaultdict(float)
     for case in ET.parse(report).getroot().iter("testcase"):
         seconds[case.get("classname", "")] += float(case.get("time", "0"))
-    ran = {name.removeprefix("notebooks.") for name in seconds}
-    assert ran == {path.name for path in NOTEBOOK_FILES}
+    ran = {_notebook_of(classname) for classname in seconds}
+    assert ran == {str(path.relative_to(NOTEBOOKS)) for path in ALL_FILES}
     slow = {name: round(total, 1) for name, total in seconds.items() if total >= BUDGET_SECONDS}
     assert not slow, f"notebooks over the {BUDGET_SECONDS:g}s budget: {slow}"
 
