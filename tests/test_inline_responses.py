@@ -1,7 +1,7 @@
 """Responses handled in the stdio pipe's read callback, and what must not change because of it.
 
 On asyncio the session takes a response (or a notification) right where the
-transport read it and resumes the caller there (``ClientSession._take_inline``);
+transport read it and resumes the caller there (``Inbound.take_inline`` in mcp_nb.client.inbound);
 server requests and malformed frames still go through the reader task.  These
 tests hold it to the rules the reader task kept: wire order, one decode per
 frame, errors not swallowed.
@@ -21,7 +21,8 @@ import pytest
 from support import LoopIterations, python_command
 
 from mcp_nb.client import ClientSession, RequestCancelled, RequestTimeout
-from mcp_nb.client import session as session_module
+from mcp_nb.client import inbound as inbound_module
+from mcp_nb.client import lifetime as lifetime_module
 from mcp_nb.transports import StdioTransport
 
 if sys.version_info < (3, 11):  # built in from 3.11; anyio depends on the backport before
@@ -80,7 +81,7 @@ SCRIPTED_SERVER = textwrap.dedent(r'''
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "reader task":
         # What the session does where asyncio does not run it: no inline offer, anyio waits.
-        monkeypatch.setattr(session_module, "_running_asyncio_loop", lambda: None)
+        monkeypatch.setattr(lifetime_module, "_running_asyncio_loop", lambda: None)
     return str(request.param)
 
 
@@ -101,7 +102,7 @@ def text_of(result: Any) -> str:
 async def test_the_inline_path_is_taken_only_on_asyncio_stdio(path: str) -> None:
     async with scripted() as session:
         await session.connect()
-        waiter = session._new_waiter()
+        waiter = session._table.new_waiter()
         offered = session.transport._server._stdout_reader.take_inline  # type: ignore[attr-defined]
     if path == "inline":
         assert type(waiter).__name__ == "InlineWakeup"
@@ -205,13 +206,13 @@ async def test_two_responses_in_one_read_both_reach_their_callers(path: str) -> 
 
 async def test_every_frame_is_decoded_once(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     decoded: list[bytes | str] = []
-    real_decode = session_module.decode
+    real_decode = inbound_module.decode
 
     def counting_decode(data: bytes | str, **options: Any) -> Any:
         decoded.append(data)
         return real_decode(data, **options)
 
-    monkeypatch.setattr(session_module, "decode", counting_decode)
+    monkeypatch.setattr(inbound_module, "decode", counting_decode)
     async with scripted() as session:
         await session.connect()
         await session.call_tool("progress_then_result", on_progress=lambda *args: None)

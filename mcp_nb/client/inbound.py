@@ -1,0 +1,238 @@
+"""Inbound dispatch: frames from the transport to responses, notifications and server requests.
+
+A frame is handled in one of two places.  Where the transport offers it
+(stdio on asyncio), responses and notifications are handled right in the
+pipe's read callback (:meth:`Inbound.take_inline`), and a response resumes
+its caller there; everything else goes through the session's reader task
+(:meth:`Inbound.read_loop`), which is also the only path on other event loops.
+Transport events (stderr lines, discarded frames, refusals) arrive here too.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.envelope import ErrorResponse, Message, Notification, Response, decode
+from ..protocol.errors import EnvelopeError
+from ..protocol.lifecycle import State
+from ..transports.base import TransportClosed, TransportEvent
+from .errors import RequestRefused, ServerError
+
+if TYPE_CHECKING:
+    from .session import ClientSession
+
+NotificationCallback = Callable[[Notification], Any]
+
+#: Notifications the client understands (others are recorded as unknown).
+KNOWN_SERVER_NOTIFICATIONS = frozenset({
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/elicitation/complete",
+    "notifications/subscriptions/acknowledged",
+})
+
+
+class Inbound:
+    """The receiving side of one session."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+        self._lifecycle = session.lifecycle
+        self._transcript = session.transcript
+        self._elapsed = session.lifecycle.elapsed
+        self._record = session._record
+        self._table = session._table
+        self._pending = session._table.pending
+        #: Batches are decoded only where the negotiated version allows them (2025-03-26).
+        self.allow_batch = False
+        self.notification_callbacks: list[NotificationCallback] = []
+        # The frame take_inline decoded and left to the reader, so it is decoded once.
+        self._left_to_reader: tuple[bytes, Any, Message | list[Message]] | None = None
+
+    async def read_loop(self) -> None:
+        transport = self._session.transport
+        try:
+            while True:
+                frame = await transport.receive()
+                await self._on_frame(frame)
+        except TransportClosed as exc:
+            await self._session._lifetime.transport_closed(exc)
+
+    def take_inline(self, frame: bytes) -> bool:
+        """Handle a response or notification in the transport's read callback, if it offers.
+
+        Offered by transports that can (:meth:`StdioTransport.take_frames_inline
+        <mcp_nb.transports.stdio.StdioTransport.take_frames_inline>`) while the
+        reader sleeps with nothing queued, so nothing is overtaken.  Neither
+        needs a task, and :meth:`PendingRequest.finish
+        <mcp_nb.client.requests.PendingRequest.finish>`, the last thing
+        :meth:`_on_response` does, resumes the caller right here: a round trip
+        takes one event-loop iteration instead of two (the reader task's
+        hand-over to the caller was the other), also when log or progress
+        notifications come first.  Server requests need a task (their handlers
+        await) and malformed frames are reported by the reader: both are left
+        to it, decoded once.
+        """
+        try:
+            raw, parsed = decode(frame, max_bytes=self._session.max_message_bytes,
+                                 allow_batch=self.allow_batch)
+        except EnvelopeError:
+            return False
+        kind = type(parsed)
+        if kind is Response or kind is ErrorResponse:
+            self._on_response(parsed, raw, len(frame))  # type: ignore[arg-type]
+            return True
+        if kind is Notification:
+            self._on_notification(parsed, raw, len(frame))  # type: ignore[arg-type]
+            return True
+        self._left_to_reader = (frame, raw, parsed)
+        return False
+
+    async def _on_frame(self, frame: bytes) -> None:
+        decoded = self._left_to_reader
+        if decoded is not None and decoded[0] is frame:
+            self._left_to_reader = None
+            raw, parsed = decoded[1], decoded[2]
+        else:
+            try:
+                raw, parsed = decode(frame, max_bytes=self._session.max_message_bytes,
+                                     allow_batch=self.allow_batch)
+            except EnvelopeError as exc:
+                self._on_invalid(frame, exc)
+                return
+        if not isinstance(parsed, list):  # the common case: one message per frame
+            await self._dispatch(parsed, raw, len(frame))
+            return
+        for obj, message in zip(raw, parsed, strict=True):
+            await self._dispatch(message, obj, len(frame) // len(parsed))
+
+    def _on_invalid(self, frame: bytes, exc: EnvelopeError) -> None:
+        text = frame[:2000].decode("utf-8", "replace")
+        self._transcript.add(self._elapsed(), "recv", "invalid", self._lifecycle.state.value,
+                             size=len(frame), text=text, note=exc.rule)
+        self._record.finding(exc.rule, "server", exc.message, text)
+
+    async def _dispatch(self, message: Message, raw: dict[str, Any], size: int) -> None:
+        if isinstance(message, (Response, ErrorResponse)):
+            self._on_response(message, raw, size)
+        elif isinstance(message, Notification):
+            self._on_notification(message, raw, size)
+        else:
+            await self._session._server_requests.serve(message, raw, size)
+
+    def _on_response(self, message: Response | ErrorResponse, raw: dict[str, Any],
+                     size: int) -> None:
+        kind = "response" if isinstance(message, Response) else "error"
+        # Popped at once: a duplicate arriving before the waiter wakes is still a duplicate.
+        pending = self._pending.pop(message.id, None)  # type: ignore[arg-type]
+        method = pending.method if pending else None
+        note = None
+        if pending is None:
+            if message.id in self._table.abandoned:
+                note = "late, ignored"
+            elif self._table.ids.was_issued(message.id):
+                note = "duplicate-response"
+            else:
+                note = "response-to-unknown-id"
+        state = self._lifecycle.state
+        self._transcript.add(self._elapsed(), "recv", kind, state.value, size=size,
+                             method=method, id=message.id, message=raw, note=note)
+        if pending is None:
+            if note == "duplicate-response":
+                self._record.finding(note, "server",
+                                     f"a second response for request {message.id}", raw)
+            elif note == "response-to-unknown-id":
+                if message.id is None and isinstance(message, ErrorResponse):
+                    detail = (f"the server reported error {message.error.code} "
+                              f"{message.error.message!r} without a request id")
+                    self._record.finding("invalid-message", "client", detail, raw)
+                else:
+                    self._record.finding(note, "server",
+                                         f"response for id {message.id!r}, never sent", raw)
+            return
+        if isinstance(message, ErrorResponse):
+            error = message.error
+            pending.finish(error=ServerError(pending.method, error.code, error.message,
+                                             error.data))
+        elif pending.method == "initialize" and state is State.INITIALIZING:
+            self._session._handshake.complete_initialize(pending, message.result)
+        else:
+            pending.finish(result=message.result)
+
+    def _on_notification(self, message: Notification, raw: dict[str, Any], size: int) -> None:
+        session = self._session
+        method = message.method
+        note = None if method in KNOWN_SERVER_NOTIFICATIONS else "unknown notification"
+        state = self._lifecycle.state
+        self._transcript.add(self._elapsed(), "recv", "notification", state.value,
+                             size=size, method=method, message=raw, note=note)
+        violation = self._lifecycle.server_violation(method, is_request=False)
+        if violation:
+            self._record.finding("server-request-before-initialized", "server", violation, raw)
+        elif state is State.OPERATING and not session.capabilities.notification_allowed(method):
+            self._record.finding(
+                "capability-not-negotiated", "server",
+                f"{method} sent, but the server did not declare the capability it belongs to",
+                raw,
+            )
+        params = message.params or {}
+        if method == "notifications/progress":
+            self._on_progress(params, raw)
+        elif method == "notifications/cancelled":
+            session._server_requests.cancel(params.get("requestId"))
+        elif method == "notifications/message":
+            session.log_messages.append(params)
+        session._stateless.route(method, params)
+        for callback in list(self.notification_callbacks):
+            self._call_soon(callback, message)
+
+    def _on_progress(self, params: dict[str, Any], raw: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        pending = self._table.progressed(token)
+        if pending is None:
+            if token not in self._table.abandoned:
+                self._record.finding("progress-unknown-token", "server",
+                                     f"progress for token {token!r}, which no active request "
+                                     "carries", raw)
+            return
+        self._call_soon(pending.on_progress, params.get("progress", 0), params.get("total"),
+                        params.get("message"))
+
+    def _call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run a user callback; async ones become tasks so they can't stall the reader."""
+        result = callback(*args)
+        if inspect.isawaitable(result):
+
+            async def _await() -> None:
+                await result
+
+            self._session._start_soon(_await)
+
+    def on_transport_event(self, event: TransportEvent) -> None:
+        """Record what the transport reports; act on refusals and discarded frames."""
+        session = self._session
+        session.transport_events.append(event)
+        self._transcript.add(self._elapsed(), "event", event.kind,
+                             self._lifecycle.state.value, text=event.detail)
+        if event.kind == "oversized line":
+            self._record.finding("message-too-large", "server", event.detail, None)
+        elif event.kind == "request refused":
+            self._on_request_refused(event.data)
+
+    def _on_request_refused(self, data: dict[str, Any]) -> None:
+        """An HTTP refusal of a stateless request that carried no JSON-RPC answer."""
+        pending = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+        if pending is None:
+            return
+        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        code = error.get("code") if isinstance(error.get("code"), int) else None
+        message = str(error.get("message") or data.get("body") or "(empty body)")
+        pending.finish(error=RequestRefused(pending.method, int(data.get("status", 0)), code,
+                                            message, error.get("data")))

@@ -1,0 +1,102 @@
+"""Hand-written messages: sent exactly as written, each broken rule recorded, answers awaited."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.envelope import ErrorResponse, Notification, Request, Response, decode
+from ..protocol.errors import EnvelopeError, McpError
+from ..protocol.findings import Finding
+from ..protocol.lifecycle import State
+from .requests import UNSET, PendingRequest
+from .transcript import TranscriptEntry
+
+if TYPE_CHECKING:
+    from .session import ClientSession
+
+_KIND_OF: dict[type, str] = {
+    Request: "request", Notification: "notification", Response: "response",
+    ErrorResponse: "error",
+}
+
+
+@dataclass
+class RawExchange:
+    """What one hand-written message did: transcript entries, findings, the state after."""
+
+    entries: list[TranscriptEntry]
+    findings: list[Finding]
+    state: State
+    #: For each request in the message: its result dict, or the error it produced.
+    outcomes: list[dict[str, Any] | Exception] = field(default_factory=list)
+
+
+async def send_raw(session: ClientSession, text: str | bytes,
+                   timeout: float | None = UNSET) -> RawExchange:
+    """See :meth:`ClientSession.send_raw <mcp_nb.client.ClientSession.send_raw>`."""
+    outbound = session._outbound
+    if outbound.closed:
+        raise outbound.closed_error()
+    record = session._record
+    frame = text.encode() if isinstance(text, str) else text
+    first_entry = len(session.transcript)
+    first_finding = len(session.findings)
+    try:
+        raw, parsed = decode(frame, max_bytes=session.max_message_bytes, allow_batch=True)
+    except EnvelopeError as exc:
+        raw, parsed = None, None
+        record.finding("invalid-message", "client", f"sent anyway: {exc.message}",
+                       frame[:2000].decode("utf-8", "replace"))
+    messages = parsed if isinstance(parsed, list) else [parsed] if parsed else []
+    if isinstance(parsed, list) and not session._inbound.allow_batch:
+        record.finding("batch-not-allowed", "client",
+                       "sent a batch, which only protocol 2025-03-26 allows", raw)
+    waiting: list[PendingRequest] = []
+    for message in messages:
+        if isinstance(message, (Request, Notification)):
+            # Nothing is refused, but every broken rule becomes a finding.
+            outbound.guard(message.method, is_request=isinstance(message, Request), force=True)
+        if isinstance(message, Request):
+            waiting.append(_register(session, message, timeout))
+    single = messages[0] if len(messages) == 1 and not isinstance(parsed, list) else None
+    kind = ("batch" if isinstance(parsed, list) else "invalid" if single is None
+            else _KIND_OF[type(single)])
+    session.transcript.add(
+        session.lifecycle.elapsed(), "send", kind, session.state.value, size=len(frame),
+        method=getattr(single, "method", None), id=getattr(single, "id", None),
+        message=raw if isinstance(raw, dict) else None,
+        text=None if isinstance(raw, dict) else frame[:2000].decode("utf-8", "replace"),
+        note="raw",
+    )
+    await outbound.transmit(frame)
+    for message in messages:
+        if isinstance(message, Notification):
+            outbound.after_sending(message.method)
+    outcomes: list[dict[str, Any] | Exception] = []
+    for pending in waiting:
+        try:
+            outcomes.append(await session._table.wait(pending, None))
+        except McpError as exc:
+            outcomes.append(exc)
+    return RawExchange(
+        entries=session.transcript.entries[first_entry:],
+        findings=session.findings[first_finding:],
+        state=session.state,
+        outcomes=outcomes,
+    )
+
+
+def _register(session: ClientSession, message: Request, timeout: float | None) -> PendingRequest:
+    table = session._table
+    if message.id in table.pending:
+        raise ValueError(f"request id {message.id!r} is already in flight; pick another id")
+    if table.ids.was_issued(message.id) or message.id in table.abandoned:
+        session._record.finding("request-id-reused", "client",
+                                f"request id {message.id!r} was used before in this session",
+                                message.method)
+    table.ids.reserve(message.id)
+    pending = table.register(message.id, message.method,  # type: ignore[arg-type]
+                             timeout=timeout, reset=False)
+    session._outbound.before_sending(message.method, message.params)
+    return pending

@@ -1,0 +1,337 @@
+"""The stateless era (2026-07-28): the era probe, per-request ``_meta``, input-required rounds.
+
+Where this era differs from the handshake era, it differs here: no
+initialize (``server/discover`` probes, and a handshake-era answer falls back
+to initialize), every request carries version, capabilities and client info
+in ``_meta`` (a -32022 answer renegotiates the version once), server→client
+requests arrive as ``input_required`` results that are answered and retried,
+and ``subscriptions/listen`` replaces the handshake era's standing
+notifications.  The rules themselves (sans-I/O) are in
+:mod:`mcp_nb.protocol.stateless`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..protocol import stateless
+from ..protocol.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    LifecycleError,
+    McpError,
+    UnsupportedProtocolVersionError,
+)
+from ..protocol.lifecycle import Event
+from ..protocol.models import DiscoverResult, InitializeResult
+from ..protocol.negotiation import Capabilities
+from ..protocol.versions import STATELESS_VERSIONS, Era
+from .errors import (
+    EraProbeFailed,
+    InputRequestFailed,
+    InvalidResult,
+    RequestRefused,
+    RequestTimeout,
+    ServerError,
+    SessionClosed,
+)
+from .requests import UNSET
+
+if TYPE_CHECKING:
+    from .session import ClientSession
+
+
+@dataclass
+class EraStep:
+    """One step of settling the era: a probe, its verdict, a fallback, the adoption."""
+
+    time: float
+    #: "probe", "verdict", "fallback", "adopt" or "version".
+    kind: str
+    detail: str
+
+
+@dataclass
+class Subscription:
+    """One ``subscriptions/listen`` request (stateless era): open until cancelled.
+
+    ``acknowledged`` is what the server agreed to send (None until it says so);
+    ``notifications`` collects the notifications tagged with this subscription.
+    """
+
+    request_id: int
+    requested: dict[str, Any]
+    acknowledged: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+    #: Why the subscription ended (None while it is open).
+    ended: str | None = None
+    #: Set once the server acknowledged it, or once it ended.
+    settled: anyio.Event | None = field(default=None, repr=False, compare=False)
+
+
+class StatelessEra:
+    """Settles a session by ``server/discover`` and sends its requests the stateless way."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    def _step(self, kind: str, detail: str) -> None:
+        session = self._session
+        session.era_steps.append(EraStep(session.lifecycle.elapsed(), kind, detail))
+        session._record.note(f"era {kind}", detail)
+
+    async def probe(self, handshake_version: str | None, *,
+                    fall_back: bool) -> InitializeResult | DiscoverResult:
+        """Ask ``server/discover``; adopt the stateless era, fall back, or give up."""
+        session = self._session
+        version = session.stateless_version
+        for attempt in range(2):
+            self._step("probe", f"server/discover at {version}: a stateless-era server "
+                       "answers it, a handshake-era one refuses or ignores it")
+            try:
+                result = await self.request(
+                    "server/discover", None, version=version, negotiate=False,
+                    timeout=session.probe_timeout)
+                verdict = stateless.judge_probe(version, result=result)
+            except RequestTimeout:
+                verdict = stateless.judge_probe(version, timed_out=True)
+            except RequestRefused as exc:
+                verdict = stateless.judge_probe(version, error=(exc.code, exc.message, exc.data),
+                                                http_status=exc.status)
+            except ServerError as exc:
+                verdict = stateless.judge_probe(version, error=(exc.code, exc.message, exc.data))
+            self._step("verdict", f"{verdict.verdict}: {verdict.reason}")
+            if verdict.verdict == "retry" and attempt == 0 and verdict.version:
+                version = verdict.version
+                continue
+            if verdict.verdict == "stateless":
+                assert verdict.discover is not None and verdict.version is not None
+                self._adopt(verdict.version, verdict.discover)
+                return verdict.discover
+            if verdict.verdict == "handshake":
+                if not fall_back:
+                    await session.shutdown(reason="not a stateless-era server")
+                    raise EraProbeFailed(
+                        f"the server does not speak the stateless era: {verdict.reason}; "
+                        "connect with era='auto' (or 'handshake') to reach it")
+                self._step("fallback", "falling back to the initialize handshake")
+                initialized = await session.initialize(handshake_version)
+                await session.send_initialized()
+                return initialized
+            break
+        await session.shutdown(reason="era negotiation failed")
+        raise EraProbeFailed(f"cannot agree on a protocol version: {verdict.reason}")
+
+    def _adopt(self, version: str, discover: DiscoverResult) -> None:
+        session = self._session
+        session.era = Era.STATELESS
+        session.stateless_version = version
+        session.discover_result = discover
+        session.capabilities = Capabilities(
+            client=session.client_capabilities,
+            server=discover.capabilities.model_dump(exclude_none=True), version=version)
+        session.transport.set_protocol_version(version)
+        self._step("adopt", f"stateless era, protocol {version}: no handshake; every "
+                   "request carries version, capabilities and client info in _meta")
+        session.lifecycle.fire(Event.ADOPT_STATELESS,
+                               f"server/discover answered; speaking {version}")
+
+    async def discover(self, version: str | None = None, **options: Any) -> DiscoverResult:
+        result = await self.request("server/discover", None, version=version, **options)
+        try:
+            parsed = DiscoverResult.model_validate(result)
+        except ValueError as exc:
+            raise InvalidResult(f"server/discover: the result is not a discover result "
+                                f"({str(exc).splitlines()[0]})") from None
+        if self._session.era is Era.STATELESS:
+            self._session.discover_result = parsed
+        return parsed
+
+    async def request(self, method: str, params: dict[str, Any] | None, *,
+                      version: str | None = None, log_level: str | None = UNSET,
+                      negotiate: bool = True, **options: Any) -> dict[str, Any]:
+        """A stateless-era request: ``_meta`` on it, -32022 renegotiation, input rounds.
+
+        ``negotiate=False`` is the era probe: errors and results come back raw,
+        for :func:`~mcp_nb.protocol.stateless.judge_probe` to read.
+        """
+        session = self._session
+        version = version or session.stateless_version
+        level = session.log_level if log_level is UNSET else log_level
+        meta = stateless.request_meta(
+            version, session.client_capabilities,
+            session.client_info.model_dump(exclude_none=True), level)
+        current = stateless.with_meta(params, meta)
+        renegotiated = False
+        rounds = 0
+        while True:
+            try:
+                result = await session._request_once(method, current, **options)
+            except ServerError as exc:
+                if not negotiate or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                    raise
+                supported = stateless.supported_from_error(exc.data) or []
+                mutual = [v for v in STATELESS_VERSIONS if v in supported and v != version]
+                if renegotiated or not mutual:
+                    raise UnsupportedProtocolVersionError(
+                        requested=version, server_supported=supported,
+                        supported=STATELESS_VERSIONS,
+                        hint="if it lists handshake-era versions, connect with era='auto'"
+                    ) from exc
+                renegotiated = True
+                self._step("version", f"{method}: the server does not speak {version}; "
+                           f"retrying at {mutual[-1]}, which it lists")
+                version = session.stateless_version = mutual[-1]
+                current = {**current, "_meta": {**current["_meta"],
+                                                stateless.META_PROTOCOL_VERSION: version}}
+                continue
+            if not negotiate:
+                return result
+            needed = self._input_required(method, result)
+            if needed is None:
+                return result
+            rounds += 1
+            if rounds > session.max_input_rounds:
+                raise InputRequestFailed(
+                    f"{method}: the server still asks for input after "
+                    f"{session.max_input_rounds} rounds; giving up (raise max_input_rounds if "
+                    "that is expected)")
+            answers = await self._answer_input_requests(method, needed)
+            current = stateless.retry_params(current, answers, needed.request_state)
+
+    def _input_required(self, method: str,
+                        result: dict[str, Any]) -> stateless.InputRequired | None:
+        """What an ``input_required`` result asks for; None for a complete result.
+
+        Records what breaks the rules as findings; an unusable result raises
+        :class:`InvalidResult`.
+        """
+        session = self._session
+        record = session._record
+        info = stateless.server_info_of(result)
+        if info is not None:
+            session.last_server_info = info
+        if "resultType" not in result:
+            record.finding("result-type-missing", "server",
+                           f"the {method} result has no resultType; read as complete", result)
+            return None
+        kind = stateless.result_type(result)
+        if kind not in stateless.RESULT_TYPES:
+            detail = (f"the {method} result has resultType {kind!r}, which this client does "
+                      "not know (complete, input_required): the result is invalid")
+            record.finding("result-type-unknown", "server", detail, result)
+            raise InvalidResult(f"{method}: {detail}")
+        if kind == stateless.RESULT_COMPLETE:
+            return None
+        if method not in stateless.MRTR_METHODS:
+            problem = (f"{method} may not answer input_required (only "
+                       f"{', '.join(sorted(stateless.MRTR_METHODS))} may)")
+        else:
+            try:
+                return stateless.parse_input_required(result)
+            except ValueError as exc:
+                problem = str(exc)
+        record.finding("input-required-not-allowed", "server", problem, result)
+        raise InvalidResult(f"{method}: {problem}")
+
+    async def _answer_input_requests(self, method: str,
+                                     needed: stateless.InputRequired) -> dict[str, Any]:
+        """Answer each input request with the handler the handshake era would use."""
+        session = self._session
+        asked = ", ".join(f"{key} ({request['method']})"
+                          for key, request in needed.requests.items())
+        session._record.note("input required", f"{method} needs input before it can complete: "
+                             f"{asked or 'nothing asked, only requestState to echo'}; the "
+                             "client answers, then retries with a new id")
+        answers: dict[str, Any] = {}
+        for key, request in needed.requests.items():
+            wanted = request["method"]
+            capability = stateless.INPUT_REQUEST_CAPABILITY[wanted]
+            if not session.capabilities.client_supports(wanted):
+                detail = (f"{method} asked for {wanted} (input {key!r}), but this client did "
+                          f"not declare the {capability!r} capability")
+                session._record.finding("input-request-undeclared", "server", detail, request)
+                raise InputRequestFailed(f"{detail}; declare it (pass on_{capability}=…) "
+                                         "to answer such requests")
+            handler = session._server_requests.handler_for(wanted)
+            if handler is None:
+                raise InputRequestFailed(
+                    f"{method} asked for {wanted} (input {key!r}): the client declared "
+                    f"{capability!r} but has no handler (pass on_{capability}=…)")
+            try:
+                answer = handler(request["params"])
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                raise InputRequestFailed(
+                    f"{method}: answering {wanted} (input {key!r}) failed: "
+                    f"{type(exc).__name__}: {exc}") from exc
+            answers[key] = answer
+        if answers:
+            session._record.note("input answered",
+                                 f"answered {', '.join(answers)}; retrying {method}")
+        return answers
+
+    async def listen(self, wanted: dict[str, Any], timeout: float | None) -> Subscription:
+        session = self._session
+        if session.era is not Era.STATELESS:
+            raise LifecycleError(
+                "subscriptions/listen belongs to the stateless era; in the handshake era the "
+                "server sends list_changed on its own and resources/subscribe asks for updates")
+        sent = anyio.Event()
+        holder: list[Subscription] = []
+
+        def on_sent(request_id: int) -> None:
+            subscription = Subscription(request_id, wanted, settled=anyio.Event())
+            session.subscriptions[request_id] = subscription
+            holder.append(subscription)
+            sent.set()
+
+        async def run() -> None:
+            try:
+                await self.request(
+                    "subscriptions/listen", {"notifications": wanted}, timeout=None,
+                    max_timeout=math.inf, on_sent=on_sent)
+                reason = "the server ended the subscription"
+            except McpError as exc:
+                reason = str(exc)
+            if holder:
+                holder[0].ended = reason
+                assert holder[0].settled is not None
+                holder[0].settled.set()
+            sent.set()
+
+        session._start_soon(run)
+        await sent.wait()
+        if not holder:
+            raise SessionClosed("subscriptions/listen could not be sent")
+        subscription = holder[0]
+        assert subscription.settled is not None
+        with anyio.move_on_after(session.probe_timeout if timeout is None else timeout):
+            await subscription.settled.wait()
+        return subscription
+
+    async def unlisten(self, subscription: Subscription) -> None:
+        session = self._session
+        if subscription.ended is None and subscription.request_id in session._table.pending:
+            await session.cancel(subscription.request_id, "the client ended the subscription")
+        subscription.ended = subscription.ended or "the client ended the subscription"
+
+    def route(self, method: str, params: dict[str, Any]) -> None:
+        """File a notification tagged with a subscription id under its subscription."""
+        meta = params.get("_meta")
+        sub_id = meta.get(stateless.META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        subscription = self._session.subscriptions.get(sub_id)  # type: ignore[arg-type]
+        if subscription is None:
+            return
+        if method == "notifications/subscriptions/acknowledged":
+            agreed = params.get("notifications")
+            subscription.acknowledged = agreed if isinstance(agreed, dict) else {}
+            if subscription.settled is not None:
+                subscription.settled.set()
+        else:
+            subscription.notifications.append({"method": method, "params": params})
