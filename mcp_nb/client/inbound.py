@@ -50,6 +50,7 @@ class Inbound:
         self._record = session._record
         self._table = session._table
         self._pending = session._table.pending
+        self._route_to_subscription = session._stateless.route
         #: Batches are decoded only where the negotiated version allows them (2025-03-26).
         self.allow_batch = False
         self.notification_callbacks: list[NotificationCallback] = []
@@ -189,7 +190,7 @@ class Inbound:
             session._server_requests.cancel(params.get("requestId"))
         elif method == "notifications/message":
             session.log_messages.append(params)
-        session._stateless.route(method, params)
+        self._route_to_subscription(method, params)
         for callback in list(self.notification_callbacks):
             self._call_soon(callback, message)
 
