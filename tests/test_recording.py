@@ -23,7 +23,7 @@ async def test_a_saved_session_keeps_header_messages_and_timing(tmp_path: Path) 
     async with ClientSession(StdioTransport(lab_command()), timeout=12.5) as session:
         await session.connect()
         await session.call_tool("add", {"a": 1, "b": 2})
-        saved = save(session, path)
+        written = save(session, path)
         entries_when_saved = len(session.transcript)
     recording = load(path)
     header = recording.header
@@ -35,7 +35,7 @@ async def test_a_saved_session_keeps_header_messages_and_timing(tmp_path: Path) 
     assert header.settings["default_timeout"] == 12.5
     assert header.transport["kind"] == "stdio"
     assert header.transport["command"][-2:] == ["-m", "mcp_nb.lab"]
-    assert len(recording.records) == len(saved.records) == entries_when_saved
+    assert len(recording.records) == written == entries_when_saved
     methods = [r.method for r in recording.messages("send")]
     assert methods == ["initialize", "notifications/initialized", "tools/call"]
     answer = [r.message for r in recording.messages("recv") if r.message.get("id") == 2]

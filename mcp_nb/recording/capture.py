@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..transports import DEFAULT_INHERITED_ENV
-from .format import Header, Record, Recording
+from .format import Header, Record, Recording, write
 from .redact import Redactor
 
 if TYPE_CHECKING:
@@ -89,12 +89,19 @@ def _header(session: ClientSession, transport: dict[str, Any]) -> Header:
     )
 
 
-def _records(session: ClientSession, redactor: Redactor) -> list[Record]:
+def _redacted_header(session: ClientSession, redactor: Redactor) -> Header:
+    """The header; the transport description teaches ``redactor`` the secrets it found."""
+    header = _header(session, describe_transport(session.transport, redactor))
+    header.instructions = redactor.literal(header.instructions) if header.instructions else None
+    return header
+
+
+def _records(session: ClientSession, redactor: Redactor) -> Iterator[Record]:
+    """The transcript as records, one at a time (saving never holds them all)."""
     # Transport events carry structured data the transcript's text lacks; they
     # appear in the transcript in the same order, so one pointer pairs them up.
     events = list(getattr(session, "transport_events", ()))
     next_event = 0
-    records = []
     for entry in session.transcript:
         if entry.direction == "event":
             data = None
@@ -102,16 +109,14 @@ def _records(session: ClientSession, redactor: Redactor) -> list[Record]:
                     and events[next_event].detail == (entry.text or ""):
                 data = redactor.value(events[next_event].data) or None
                 next_event += 1
-            records.append(Record(0, entry.time, "event", None, entry.kind,
-                                  redactor.text(entry.text) if entry.text else None, data,
-                                  entry.note))
+            yield Record(0, entry.time, "event", None, entry.kind,
+                         redactor.text(entry.text) if entry.text else None, data, entry.note)
         elif entry.message is not None:
-            records.append(Record(0, entry.time, entry.direction, redactor.value(entry.message),
-                                  entry.kind, note=entry.note))
+            yield Record(0, entry.time, entry.direction, redactor.value(entry.message),
+                         entry.kind, note=entry.note)
         else:
-            records.append(Record(0, entry.time, entry.direction, None, entry.kind,
-                                  redactor.text(entry.text or ""), note=entry.note))
-    return records
+            yield Record(0, entry.time, entry.direction, None, entry.kind,
+                         redactor.text(entry.text or ""), note=entry.note)
 
 
 def capture(session: ClientSession, *, secrets: Iterable[str] = ()) -> Recording:
@@ -122,15 +127,15 @@ def capture(session: ClientSession, *, secrets: Iterable[str] = ()) -> Recording
     credentials are found without help.
     """
     redactor = Redactor(secrets)
-    transport = describe_transport(session.transport, redactor)
-    header = _header(session, transport)
-    header.instructions = redactor.literal(header.instructions) if header.instructions else None
-    return Recording(header, _records(session, redactor))
+    return Recording(_redacted_header(session, redactor), list(_records(session, redactor)))
 
 
 def save(session: ClientSession, path: str | os.PathLike[str], *,
-         secrets: Iterable[str] = ()) -> Recording:
-    """Write the session to ``path`` as a recording (docs/recording.md); returns it."""
-    recording = capture(session, secrets=secrets)
-    recording.write(path)
-    return recording
+         secrets: Iterable[str] = ()) -> int:
+    """Write the session to ``path`` as a recording (docs/recording.md); returns how many records.
+
+    The lines are written as the transcript is read, so saving a long session
+    never holds a second copy of it (and keeps the garbage collector out of it).
+    """
+    redactor = Redactor(secrets)
+    return write(path, _redacted_header(session, redactor), _records(session, redactor))

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..protocol.envelope import encode
+
 FORMAT_NAME = "mcp_nb-recording"
 #: The version this module writes and the newest it reads.
 FORMAT_VERSION = 1
@@ -96,6 +98,7 @@ class Record:
     note: str | None = None
 
     def to_line(self) -> dict[str, Any]:
+        """The record as its line's JSON object (see :func:`encode_record` for the bytes)."""
         line: dict[str, Any] = {"t": round(self.time, 6)}
         if self.message is not None:
             line[self.direction] = self.message
@@ -137,21 +140,33 @@ class Recording:
 
     def write(self, path: str | os.PathLike[str]) -> int:
         """Write the file; returns the number of records written."""
-        with open(path, "w", encoding="utf-8") as out:
-            for line in encode_lines(self.header, self.records):
-                out.write(line)
+        count = write(path, self.header, self.records)
         self.source = os.fspath(path)
-        return len(self.records)
+        return count
 
 
-def encode_lines(header: Header, records: Iterable[Record]) -> Iterator[str]:
-    """The file's lines (newline included): header, one per record, trailer."""
-    yield _ENCODE(header.to_line()) + "\n"
+def write(path: str | os.PathLike[str], header: Header, records: Iterable[Record]) -> int:
+    """Write a recording file from records as they come; returns how many were written."""
     count = 0
-    for record in records:
-        yield _ENCODE(record.to_line()) + "\n"
-        count += 1
-    yield _ENCODE({"end": count}) + "\n"
+    with open(path, "wb") as out:
+        out.write(_ENCODE(header.to_line()).encode() + b"\n")
+        for record in records:
+            out.write(encode_record(record))
+            count += 1
+        out.write(b'{"end":%d}\n' % count)
+    return count
+
+
+def encode_record(record: Record) -> bytes:
+    """One record's line, newline included.
+
+    Saving is what recording costs, so a message line is spliced around the
+    envelope's own encoder instead of building and encoding a wrapper object.
+    """
+    if record.message is None or record.note:
+        return _ENCODE(record.to_line()).encode() + b"\n"
+    prefix = b'{"t":%.6f,"send":' if record.direction == "send" else b'{"t":%.6f,"recv":'
+    return prefix % record.time + encode(record.message) + b"}\n"
 
 
 _HEADER_FIELDS = {name for name in Header.__dataclass_fields__}
