@@ -98,3 +98,17 @@ def test_normalisers_compare_text_only() -> None:
         expect("call", structured, recorded, "numbers")
     expect("call", {"result": {"content": [{"type": "text", "text": "a  b\n"}]}},
            {"result": {"content": [{"type": "text", "text": "a b"}]}}, "whitespace")
+
+
+@pytest.mark.anyio
+async def test_a_live_session_exports_with_its_recording_beside(tmp_path: Path) -> None:
+    from mcp_nb.recording import capture
+
+    async with ClientSession(StdioTransport(lab_command())) as session:
+        await session.connect()
+        await session.call_tool("add", {"a": 4, "b": 4})
+        recording = capture(session)
+    assert export_tests(recording, tmp_path / "test_live.py") == 1
+    assert load(tmp_path / "test_live.jsonl").header.server_info["name"] == "mcp_nb-lab"
+    result = run_pytest(tmp_path / "test_live.py")
+    assert result.returncode == 0, result.stdout + result.stderr

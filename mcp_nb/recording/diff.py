@@ -247,6 +247,9 @@ class SessionDiff:
     def __str__(self) -> str:
         return self.text()
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text())
+
     def _repr_html_(self) -> str:
         from .diff_html import diff_html
 

@@ -125,10 +125,13 @@ def export_tests(recording: Recording, output: str | os.PathLike[str], *,
 
     The recording must sit next to the test file (it is found relative to it);
     ``recording_path`` (default: where the recording was loaded from) is copied
-    there if it is elsewhere.
+    there if it is elsewhere.  A recording captured in memory is written there
+    as ``<test file's stem>.jsonl``.
     """
-    source = Path(recording_path or recording.source)
     output = Path(output)
+    if recording_path is None and recording.source == "<memory>":
+        recording_path = output.with_suffix(".jsonl")
+    source = Path(recording_path or recording.source)
     beside = output.parent / source.name
     if not beside.exists() or not beside.samefile(source):
         if source.exists():
