@@ -94,7 +94,7 @@ def test_timings_count_only_when_far_apart() -> None:
     fast = recording("1.0", [ADD_V1], [(call(1, 2), text("3"), 0.01)], {})
     near = recording("1.0", [ADD_V1], [(call(1, 2), text("3"), 0.015)], {})
     assert [c.line() for c in diff_recordings(fast, slow).behaviour] == \
-        ['~ timing: tools/call add {"a": 1, "b": 2} changed: 10 ms → 500 ms']
+        ['~ timing: tools/call add {"a": 1, "b": 2} changed: 10.0 ms → 500.0 ms']
     assert not diff_recordings(fast, near)
 
 

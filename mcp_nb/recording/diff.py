@@ -20,6 +20,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -203,7 +204,7 @@ def _compare_call(old: Exchange, new: Exchange) -> list[Change]:
         slower, faster = max(old_time, new_time), min(old_time, new_time)
         if slower - faster >= TIMING_FLOOR and slower > TIMING_FACTOR * faster:
             return [Change("timing", "changed", name,
-                           [f"{old_time * 1000:.0f} ms → {new_time * 1000:.0f} ms"])]
+                           [f"{old_time * 1000:.1f} ms → {new_time * 1000:.1f} ms"])]
     return []
 
 
@@ -257,9 +258,10 @@ class SessionDiff:
 
 
 def _label(recording: Recording) -> str:
+    """``lab.jsonl (mcp_nb-lab 0.1.0, 2025-11-25)``: the file's name, not where it lives."""
     info = recording.header.server_info or {}
     server = f"{info.get('name', '?')} {info.get('version', '')}".strip()
-    return f"{recording.source} ({server}, {recording.header.protocol_version})"
+    return f"{os.path.basename(recording.source)} ({server}, {recording.header.protocol_version})"
 
 
 def as_recording(side: Recording | ClientSession) -> Recording:
