@@ -236,6 +236,38 @@ class McpNb(Client):
             yield session
 
 
+class Hosted(Client):
+    """What ``%mcp call`` runs on: a :class:`HostedSession` on the notebook's background loop.
+
+    The driver's own loop plays the kernel's thread: each call blocks it, as a
+    cell does, while the session's loop in another thread does the work.
+    """
+
+    name = "mcp_nb hosted"
+
+    def version(self) -> str:
+        import mcp_nb
+
+        return f"mcp_nb {mcp_nb.__version__}, notebook background loop"
+
+    @contextlib.asynccontextmanager
+    async def session(self, argv: list[str]) -> AsyncIterator[Any]:
+        from mcp_nb.notebook import BackgroundLoop, HostedSession
+        from mcp_nb.transports import StdioTransport
+
+        loop = BackgroundLoop()
+        hosted = HostedSession.open("benchmark", StdioTransport(argv), loop)
+        try:
+            hosted.connect()
+            yield hosted
+        finally:
+            hosted.close()
+            loop.stop()
+
+    async def call(self, handle: Any) -> None:
+        handle.call_tool(TOOL, ARGUMENTS)
+
+
 class OfficialSdk(Client):
     """The official MCP Python SDK: ``stdio_client`` plus ``ClientSession.initialize``."""
 
@@ -279,7 +311,8 @@ class FastMcp(Client):
 
 
 CLIENTS: dict[str, Callable[..., Client]] = {
-    "raw": RawPipe, "floor": AsyncioFloor, "mcp_nb": McpNb, "sdk": OfficialSdk, "fastmcp": FastMcp,
+    "raw": RawPipe, "floor": AsyncioFloor, "mcp_nb": McpNb, "hosted": Hosted,
+    "sdk": OfficialSdk, "fastmcp": FastMcp,
 }
 
 

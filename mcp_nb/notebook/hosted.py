@@ -100,9 +100,13 @@ class HostedSession:
     def __getattr__(self, item: str) -> Any:
         target = getattr(self.session, item)
         if item in FACADE_METHODS:
+            run = self.loop.run
+
             @functools.wraps(target)
             def blocking(*args: Any, **kwargs: Any) -> Any:
-                return self.loop.run(target(*args, **kwargs))
+                return run(target(*args, **kwargs))
+            # Kept on the instance: the next call finds it without coming back here.
+            setattr(self, item, blocking)
             return blocking
         return target
 

@@ -15,8 +15,10 @@ that cleanup to finish, and re-raises.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import concurrent.futures
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -24,9 +26,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# How often a waiting cell wakes to let KeyboardInterrupt in (Lock waits are
-# interruptible on POSIX, but a short poll keeps this true everywhere).
-_POLL_SECONDS = 0.1
+# A lock wait is interrupted by a signal on POSIX, so a waiting cell sleeps until the
+# result is there; on Windows it is not, and the wait is cut into slices this long so
+# that KeyboardInterrupt gets in.
+_WAIT_SLICE_SECONDS = None if os.name == "posix" else 0.1
 # After an interrupt, how long to wait for the cancelled task's cleanup (sending
 # notifications/cancelled is one write to a pipe or one POST).
 _CANCEL_CLEANUP_SECONDS = 5.0
@@ -96,32 +99,19 @@ class BackgroundLoop:
                                "await the coroutine instead")
         if not self.running:
             raise RuntimeError("the mcp_nb background loop has stopped; reload the extension")
-        finished = threading.Event()
-        outcome: dict[str, Any] = {}
-
-        def start() -> None:
-            task = asyncio.ensure_future(coro, loop=self._loop)
-            outcome["task"] = task
-            task.add_done_callback(lambda _: finished.set())
-
-        self._loop.call_soon_threadsafe(start)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        call = _CellCall(coro)
+        self._loop.call_soon_threadsafe(call.start, self._loop)
         try:
-            while not finished.wait(_POLL_SECONDS):
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"no result within {timeout:g}s")
+            call.wait(timeout)
         except (KeyboardInterrupt, TimeoutError) as exc:
-            self._loop.call_soon_threadsafe(lambda: outcome["task"].cancel())
+            self._loop.call_soon_threadsafe(call.cancel)
             # The task runs its cancellation handlers (notifications/cancelled) on
             # the loop; wait for them so the wire is in order before we return.
-            finished.wait(_CANCEL_CLEANUP_SECONDS)
+            call.wait(_CANCEL_CLEANUP_SECONDS, quiet=True)
             if isinstance(exc, KeyboardInterrupt):
                 raise Interrupted("interrupted: the waiting request was cancelled") from None
             raise
-        task = outcome["task"]
-        if task.cancelled():
-            raise Interrupted("the request was cancelled")
-        return task.result()
+        return call.outcome()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the loop after pending callbacks; join the thread."""
@@ -129,3 +119,55 @@ class BackgroundLoop:
             return
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
+
+
+class _CellCall:
+    """One coroutine a cell waits for: run in a task on the loop, its end signalled by a lock."""
+
+    __slots__ = ("coro", "error", "finished", "result", "task")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any] | Awaitable[Any]) -> None:
+        self.coro = coro
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.task: asyncio.Task[None] | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.task = loop.create_task(self._run())
+
+    async def _run(self) -> None:
+        # The lock is released inside the task, in the iteration that finished the
+        # coroutine, rather than by a done callback one iteration later.
+        try:
+            self.result = await self.coro
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            self.error = exc
+        finally:
+            self.finished.release()
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def wait(self, timeout: float | None, *, quiet: bool = False) -> None:
+        """Sleep until the coroutine ended, or raise TimeoutError (unless ``quiet``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if _WAIT_SLICE_SECONDS is not None:
+                left = _WAIT_SLICE_SECONDS if left is None else min(left, _WAIT_SLICE_SECONDS)
+            if self.finished.acquire(timeout=-1 if left is None else left):
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                if quiet:
+                    return
+                raise TimeoutError(f"no result within {timeout:g}s")
+
+    def outcome(self) -> Any:
+        if isinstance(self.error, asyncio.CancelledError):
+            raise Interrupted("the request was cancelled")
+        if self.error is not None:
+            raise self.error
+        return self.result
