@@ -367,6 +367,14 @@ def transcript_rows_html(entries: Sequence[TranscriptEntry], *, live: bool = Fal
     )
 
 
+def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A plain table with a header row, every cell escaped."""
+    head = "".join(f"<th>{esc(title)}</th>" for title in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return f'{STYLE}<div class="mcpnb"><table><tr>{head}</tr>{body}</table></div>'
+
+
 def findings_html(findings: Sequence[Any]) -> str:
     if not findings:
         return f'{STYLE}<div class="mcpnb">No findings: no rule was seen broken.</div>'

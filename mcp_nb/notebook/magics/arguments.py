@@ -1,0 +1,100 @@
+"""Reading a magic line: ``k=v`` pairs, a ``{json}`` object, ``{expr}``/``$name`` expansion.
+
+Expansion follows IPython's own magics (``{expr}`` is a Python expression,
+``$name`` a variable, ``{{``/``}}``/``$$`` stand for themselves) but happens
+only in arguments that are never JSON: a server's argv, URLs, paths, file
+names and ``--env``/``--header`` values.  Tool arguments stay verbatim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from IPython.utils.text import DollarFormatter
+
+from .table import McpCellError, Usage
+
+_FORMATTER = DollarFormatter()
+
+
+def key_values(items: list[str], *, parse_json: bool) -> dict[str, Any]:
+    """``k=v`` pairs; values are JSON when they parse (``a=1`` is a number) unless told not to."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise Usage(f"expected key=value, got {item!r}")
+        if parse_json:
+            try:
+                out[key] = json.loads(value)
+                continue
+            except ValueError:
+                pass
+        out[key] = value
+    return out
+
+
+def split_json(text: str) -> tuple[dict[str, Any] | None, str]:
+    """Pull one ``{…}`` JSON object out of a magic line; return it and the rest."""
+    start = text.find("{")
+    if start < 0:
+        return None, text
+    try:
+        value, end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError as exc:
+        raise Usage(f"the arguments look like JSON but do not parse: {exc}") from None
+    if not isinstance(value, dict):
+        raise Usage("tool arguments must be a JSON object")
+    return value, text[:start] + " " + text[end:]
+
+
+def expand(text: str, namespace: dict[str, Any]) -> str:
+    """``{expr}`` and ``$name`` from the notebook's namespace; a JSON value is left alone.
+
+    Example: with ``import sys`` run, ``{sys.executable}`` becomes the kernel's
+    interpreter.  A name that is not defined fails the cell and says so.
+    """
+    if "{" not in text and "$" not in text:
+        return text
+    try:
+        json.loads(text)
+        return text  # '{"a": 1}' or '[1]' handed to a server: never touched
+    except ValueError:
+        pass
+    try:
+        return _FORMATTER.vformat(text, args=[], kwargs=namespace)
+    except Exception as exc:  # whatever the expression raised is named below
+        raise McpCellError(
+            f"cannot expand {text!r}: {type(exc).__name__}: {exc} (the expression runs in the "
+            "notebook's namespace, e.g. import sys first for {sys.executable}; write {{ }} or "
+            "$$ for literal braces or dollars)") from None
+
+
+def expand_arguments(args: argparse.Namespace, names: tuple[str, ...],
+                     namespace: dict[str, Any]) -> None:
+    """Expand the named attributes of ``args`` in place (strings and lists of strings)."""
+    for name in names:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            setattr(args, name, expand(value, namespace))
+        elif isinstance(value, list):
+            setattr(args, name, [expand(item, namespace) if isinstance(item, str) else item
+                                 for item in value])
+
+
+def request_options(parser: argparse.ArgumentParser) -> None:
+    """``--timeout`` and ``--force``, which every request subcommand takes."""
+    parser.add_argument("--timeout", type=float, help="seconds to wait (overrides the default)")
+    parser.add_argument("--force", action="store_true",
+                        help="send even if the lifecycle or capabilities forbid it (a finding "
+                             "is recorded)")
+
+
+def request_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The session keyword arguments :func:`request_options` stands for."""
+    settings: dict[str, Any] = {"force": args.force}
+    if args.timeout is not None:
+        settings["timeout"] = args.timeout
+    return settings

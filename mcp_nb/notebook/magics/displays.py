@@ -1,0 +1,88 @@
+"""What ``%mcp`` subcommands return, and how MCP results display in a notebook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...client.session import RawExchange
+from ...protocol.models import CallToolResult
+from .. import render
+from ..widgets import RequestProgress, ToolResultView
+
+
+class Listing(list):  # type: ignore[type-arg]
+    """A list of items (tools, resources …) that displays as a small table with a header."""
+
+    def __init__(self, what: str, header: tuple[str, ...], rows: list[tuple[Any, ...]],
+                 items: list[Any]) -> None:
+        super().__init__(items)
+        self.what = what
+        self.header = header
+        self.rows = rows
+
+    def __repr__(self) -> str:
+        names = ", ".join(str(row[0]) for row in self.rows)
+        return f"{len(self.rows)} {self.what}: {names}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        return render.table_html(self.header, self.rows)
+
+
+class BackgroundCall:
+    """A tool call running while the kernel stays free; shows its live progress widget."""
+
+    def __init__(self, progress: RequestProgress, future: Any) -> None:
+        self.progress = progress
+        self.future = future
+
+    def result(self, timeout: float | None = None) -> CallToolResult:
+        """Wait for the result (blocks the cell)."""
+        return self.future.result(timeout)
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def __repr__(self) -> str:
+        return repr(self.progress)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.progress._repr_mimebundle_(**kwargs)
+
+
+class RawView:
+    """What a ``%%mcp`` message did: entries, findings, and the state after it."""
+
+    def __init__(self, exchange: RawExchange) -> None:
+        self.exchange = exchange
+
+    def __repr__(self) -> str:
+        labels = "\n".join(f"  {e.label}" for e in self.exchange.entries
+                           if e.direction != "event" or e.kind == "finding")
+        return f"state after: {self.exchange.state.value}\n{labels}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        return (f"<p>state after: <b>{render.esc(self.exchange.state.value)}</b></p>"
+                + render.transcript_rows_html(self.exchange.entries)
+                + (render.findings_html(self.exchange.findings) if self.exchange.findings
+                   else ""))
+
+
+def _plain_tool_result(result: CallToolResult, printer: Any, cycle: bool) -> None:
+    printer.text(ToolResultView(result).describe())
+
+
+def _html_tool_result(result: CallToolResult) -> str:
+    return render.content_blocks_html(result.content, result.isError)
+
+
+def register_formatters(shell: Any) -> None:
+    """Tool results display as readable HTML, and a short deterministic text."""
+    formatters = shell.display_formatter.formatters
+    formatters["text/plain"].for_type(CallToolResult, _plain_tool_result)
+    formatters["text/html"].for_type(CallToolResult, _html_tool_result)

@@ -1,0 +1,106 @@
+"""``%mcp initialize``, ``initialized``, ``state``, ``caps``, ``view``, ``discover``, ``listen``,
+``timeout``, ``cancel``: stepping through the lifecycle and steering requests in flight."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from ...client.session import Subscription
+from ...protocol.models import DiscoverResult
+from ..widgets import CapabilitiesView, Handshake, SessionView, StateDiagram
+from .table import CommandGroup, McpCellError, Parser
+
+if TYPE_CHECKING:
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+
+
+def _initialize_arguments(p: Parser) -> None:
+    p.add_argument("--version", help="protocol version to offer")
+    p.add_argument("--timeout", type=float)
+
+
+@GROUP.command("initialize", "send initialize (step-through)", arguments=_initialize_arguments)
+def initialize(mcp: McpMagics, args: argparse.Namespace) -> Handshake:
+    options = {} if args.timeout is None else {"timeout": args.timeout}
+    mcp.session().initialize(args.version, **options)
+    return mcp.view().handshake
+
+
+@GROUP.command("initialized", "send notifications/initialized (step-through)")
+def initialized(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
+    mcp.session().send_initialized()
+    return mcp.view().state_diagram
+
+
+@GROUP.command("state", "show the lifecycle state diagram")
+def state(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
+    return mcp.view().state_diagram
+
+
+@GROUP.command("caps", "show both sides' capabilities and the version negotiation")
+def caps(mcp: McpMagics, args: argparse.Namespace) -> CapabilitiesView:
+    return mcp.view().capabilities
+
+
+@GROUP.command("view", "show every view of the current session")
+def view(mcp: McpMagics, args: argparse.Namespace) -> SessionView:
+    return mcp.view()
+
+
+@GROUP.command("discover", "send server/discover: the server's versions, capabilities, identity")
+def discover(mcp: McpMagics, args: argparse.Namespace) -> DiscoverResult:
+    return mcp.session().discover()
+
+
+def _listen_arguments(p: Parser) -> None:
+    p.add_argument("--tools", action="store_true", help="notifications/tools/list_changed")
+    p.add_argument("--prompts", action="store_true", help="notifications/prompts/list_changed")
+    p.add_argument("--resources", action="store_true",
+                   help="notifications/resources/list_changed")
+    p.add_argument("--uri", action="append", default=[],
+                   help="notifications/resources/updated for this resource (repeatable)")
+
+
+@GROUP.command("listen", "stateless era: open subscriptions/listen for change notifications",
+               arguments=_listen_arguments)
+def listen(mcp: McpMagics, args: argparse.Namespace) -> Subscription:
+    return mcp.session().listen(tools=args.tools, prompts=args.prompts,
+                                resources=args.resources, resource_uris=args.uri)
+
+
+def _timeout_arguments(p: Parser) -> None:
+    p.add_argument("--default", type=float, help="default per-request timeout (seconds)")
+    p.add_argument("--max", type=float, help="maximum even with reset-on-progress")
+    p.add_argument("--reset-on-progress", choices=["on", "off"])
+
+
+@GROUP.command("timeout", "show or set timeouts for the current session",
+               arguments=_timeout_arguments)
+def timeout(mcp: McpMagics, args: argparse.Namespace) -> None:
+    session = mcp.session().session
+    if args.default is not None:
+        session.default_timeout = args.default
+    if args.max is not None:
+        session.max_timeout = args.max
+    if args.reset_on_progress is not None:
+        session.reset_timeout_on_progress = args.reset_on_progress == "on"
+    print(f"timeout {session.default_timeout:g}s, maximum {session.max_timeout:g}s, "
+          f"reset on progress {'on' if session.reset_timeout_on_progress else 'off'}")
+
+
+def _cancel_arguments(p: Parser) -> None:
+    p.add_argument("id", nargs="?", type=int)
+    p.add_argument("--reason", default="cancelled from the notebook")
+
+
+@GROUP.command("cancel", "cancel an in-flight request (the latest by default)",
+               arguments=_cancel_arguments)
+def cancel(mcp: McpMagics, args: argparse.Namespace) -> None:
+    try:
+        cancelled = mcp.session().cancel(args.id, args.reason)
+    except ValueError as exc:
+        raise McpCellError(str(exc)) from None
+    print(f"cancelled request {cancelled} (notifications/cancelled sent)")

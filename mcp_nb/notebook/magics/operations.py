@@ -1,0 +1,163 @@
+"""``%mcp tools``, ``call``, ``form``, ``resources``, ``read``, ``subscribe``, ``prompts``,
+``prompt``, ``ping``, ``log-level``: the operation phase, one request each."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from IPython.display import display
+
+from ...client.errors import RequestCancelled
+from ...protocol.models import LOG_LEVELS, CallToolResult
+from ...protocol.versions import Era
+from ..forms import ToolForm
+from ..widgets import RequestProgress
+from .arguments import key_values, request_options, request_settings
+from .displays import BackgroundCall, Listing
+from .table import CommandGroup, McpCellError, Parser
+
+if TYPE_CHECKING:
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+
+
+@GROUP.command("tools", "list the server's tools", arguments=request_options)
+def tools(mcp: McpMagics, args: argparse.Namespace) -> Listing:
+    found = mcp.session().list_tools(**request_settings(args))
+    return Listing("tools", ("name", "title", "description"),
+                   [(t.name, t.title or "", t.description or "") for t in found], found)
+
+
+def _call_arguments(p: Parser) -> None:
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="*", metavar="k=v")
+    p.add_argument("--background", action="store_true",
+                   help="return at once with a live progress widget (its Cancel button works "
+                        "because the kernel stays free)")
+    p.add_argument("--reset-on-progress", action="store_true",
+                   help="restart the timeout whenever progress arrives")
+    p.add_argument("--max-timeout", type=float, help="upper bound even with progress")
+    request_options(p)
+
+
+@GROUP.command("call", "call a tool: %mcp call TOOL {json} or k=v …", arguments=_call_arguments,
+               json_arguments=True)
+def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
+    hosted = mcp.session()
+    arguments = dict(args.json or {})
+    arguments.update(key_values(args.arguments, parse_json=True))
+    options = request_settings(args)
+    if args.reset_on_progress:
+        options["reset_timeout_on_progress"] = True
+    if args.max_timeout is not None:
+        options["max_timeout"] = args.max_timeout
+    timeout = options.get("timeout", hosted.session.default_timeout)
+    progress = RequestProgress(f"tools/call {args.tool}", timeout)
+    options["on_progress"] = progress.progress
+    options["on_sent"] = progress.sent
+
+    async def run() -> CallToolResult:
+        try:
+            result = await hosted.session.call_tool(args.tool, arguments, **options)
+        except BaseException as exc:
+            cancelled = isinstance(exc, (RequestCancelled, anyio.get_cancelled_exc_class()))
+            progress.finish("cancelled" if cancelled else f"failed: {type(exc).__name__}")
+            raise
+        progress.finish("done")
+        return result
+
+    progress.on_cancel = lambda request_id: hosted.loop.submit(
+        hosted.session.cancel(request_id, "Cancel button"))
+    if args.background:
+        return BackgroundCall(progress, hosted.loop.submit(run()))
+    if mcp.show_widgets:
+        display(progress)
+    return hosted.run(run())
+
+
+@GROUP.command("form", "a form for calling TOOL, generated from its inputSchema",
+               arguments=lambda p: p.add_argument("tool"))
+def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
+    hosted = mcp.session()
+    found = {tool.name: tool for tool in hosted.list_tools()}
+    if args.tool not in found:
+        raise McpCellError(f"no tool {args.tool!r}; the server has {', '.join(found)}")
+    tool = found[args.tool]
+    return ToolForm(tool, lambda arguments: hosted.loop.submit(
+        hosted.session.call_tool(tool.name, arguments)))
+
+
+@GROUP.command("resources", "list the server's resources", arguments=request_options)
+def resources(mcp: McpMagics, args: argparse.Namespace) -> Listing:
+    found = mcp.session().list_resources(**request_settings(args))
+    return Listing("resources", ("uri", "name", "MIME type"),
+                   [(r.uri, r.name, r.mimeType or "") for r in found], found)
+
+
+def _uri_arguments(p: Parser) -> None:
+    p.add_argument("uri")
+    request_options(p)
+
+
+@GROUP.command("read", "read a resource", arguments=_uri_arguments)
+def read(mcp: McpMagics, args: argparse.Namespace) -> list[dict[str, Any]]:
+    return mcp.session().read_resource(args.uri, **request_settings(args))
+
+
+@GROUP.command("subscribe", "subscribe to a resource", arguments=_uri_arguments)
+def subscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
+    mcp.session().subscribe_resource(args.uri, **request_settings(args))
+    print(f"subscribed to {args.uri}; updates appear in the transcript")
+
+
+@GROUP.command("unsubscribe", "unsubscribe from a resource", arguments=_uri_arguments)
+def unsubscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
+    mcp.session().unsubscribe_resource(args.uri, **request_settings(args))
+    print(f"unsubscribed from {args.uri}")
+
+
+@GROUP.command("prompts", "list the server's prompts", arguments=request_options)
+def prompts(mcp: McpMagics, args: argparse.Namespace) -> Listing:
+    found = mcp.session().list_prompts(**request_settings(args))
+    return Listing("prompts", ("name", "title", "description"),
+                   [(p.name, p.title or "", p.description or "") for p in found], found)
+
+
+def _prompt_arguments(p: Parser) -> None:
+    p.add_argument("prompt")
+    p.add_argument("arguments", nargs="*", metavar="k=v")
+    request_options(p)
+
+
+@GROUP.command("prompt", "get a prompt: %mcp prompt NAME k=v …", arguments=_prompt_arguments)
+def prompt(mcp: McpMagics, args: argparse.Namespace) -> dict[str, Any]:
+    # Prompt arguments are strings by the spec: no JSON parsing here.
+    arguments = key_values(args.arguments, parse_json=False)
+    return mcp.session().get_prompt(args.prompt, arguments, **request_settings(args))
+
+
+@GROUP.command("ping", "send ping and show the round trip", arguments=request_options)
+def ping(mcp: McpMagics, args: argparse.Namespace) -> None:
+    seconds = mcp.session().ping(**request_settings(args))
+    print(f"pong ({seconds * 1000:.1f} ms)")
+
+
+def _log_level_arguments(p: Parser) -> None:
+    p.add_argument("level", choices=LOG_LEVELS)
+    request_options(p)
+
+
+@GROUP.command("log-level", "logging/setLevel", arguments=_log_level_arguments)
+def log_level(mcp: McpMagics, args: argparse.Namespace) -> None:
+    hosted = mcp.session()
+    if hosted.era is Era.STATELESS and not args.force:
+        # No logging/setLevel in this era: the level rides on every request instead.
+        hosted.session.log_level = args.level
+        print(f"every request now asks for log level {args.level} "
+              f"(stateless era: io.modelcontextprotocol/logLevel in _meta)")
+        return
+    hosted.set_logging_level(args.level, **request_settings(args))
+    print(f"log level set to {args.level}")

@@ -1,0 +1,312 @@
+"""``%mcp connect``, ``use``, ``sessions``, ``shutdown``: opening, naming and closing sessions.
+
+A connect either succeeds or leaves everything as it was: the session is
+registered (and made current) only once it is usable, a failed one is shut
+down, and a server that cannot even be started is refused before anything is
+spawned, with its program named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ...protocol.errors import McpError
+from ...protocol.models import LOG_LEVELS
+from ...transports import StdioTransport, Transport, http_transport
+from ..forms import ServerRequestInbox
+from ..hosted import HostedSession
+from .arguments import key_values
+from .displays import Listing
+from .table import CommandGroup, McpCellError, Parser, Usage
+
+if TYPE_CHECKING:
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+
+
+def _connect_arguments(p: Parser) -> None:
+    p.add_argument("name", nargs="?", help="session name (default: derived from the target); "
+                                           "an existing session of that name is replaced")
+    p.add_argument("target", nargs="*",
+                   help="an http(s):// URL, or after --: the server command and its arguments "
+                        "(no shell is used); omit to start the bundled lab server. {expr} and "
+                        "$name are expanded from the notebook, e.g. -- {sys.executable} "
+                        "server.py runs the server with the kernel's own Python")
+    p.add_argument("--transport", choices=["auto", "streamable-http", "sse"], default="auto",
+                   help="HTTP only: auto tries Streamable HTTP and falls back to the legacy "
+                        "HTTP+SSE transport on a 400/404/405")
+    p.add_argument("--header", action="append", default=[], metavar="K=V",
+                   help="HTTP only: extra request header, e.g. Authorization=Bearer x "
+                        "(values are redacted in transcripts; {expr} and $name expanded)")
+    p.add_argument("--step", action="store_true",
+                   help="open without initializing: step through with %%mcp initialize, "
+                        "%%mcp initialized")
+    p.add_argument("--version", help="protocol version to offer (any string, for teaching)")
+    p.add_argument("--era", choices=["auto", "handshake", "stateless"],
+                   help="handshake: initialize (2024-11-05 … 2025-11-25); stateless: "
+                        "server/discover, then 2026-07-28 on every request; auto: probe with "
+                        "server/discover and fall back to initialize (default: McpMagics.era)")
+    p.add_argument("--log-level", choices=LOG_LEVELS,
+                   help="stateless era: the log level every request asks for")
+    p.add_argument("--timeout", type=float, help="default request timeout for this session")
+    p.add_argument("--env", action="append", default=[], metavar="K=V",
+                   help="environment variable for the server (repeatable; {expr} and $name "
+                        "expanded)")
+    p.add_argument("--cwd", help="working directory for the server")
+    p.add_argument("--config", help="a Claude-Desktop-style JSON file with mcpServers")
+    p.add_argument("--server", help="which mcpServers entry (default: NAME)")
+    p.add_argument("--lab", action="append", default=[], metavar="FLAG",
+                   help="fault knob for the bundled lab server, e.g. --lab=--ignore-sigterm")
+    for kind in ("sampling", "elicitation"):
+        p.add_argument(f"--{kind}", metavar="form|NAME",
+                       help=f"declare {kind} and answer the server's requests through a form "
+                            f"(a person clicks) or with the Python callable NAME from the "
+                            f"notebook's namespace")
+    p.add_argument("--roots", nargs="+", metavar="PATH_OR_URI",
+                   help="declare roots and answer roots/list with these")
+
+
+@GROUP.command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
+                          "config entry, or (with no target) the bundled lab server",
+               arguments=_connect_arguments, server_argv=True,
+               expand=("target", "header", "env", "cwd", "config", "roots"))
+def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
+    base, transport, named = _target(mcp, args)
+    era = args.era or mcp.era
+    if args.step and era != "handshake":
+        raise McpCellError("--step walks through the handshake; for the stateless era "
+                           "connect without --step and watch the transcript instead")
+    handlers, inbox = _server_request_handlers(mcp, args)
+    name = base if named else _unique(mcp, base)
+    hosted = HostedSession.open(
+        name, transport, mcp.loop,
+        protocol_version=args.version, timeout=args.timeout or mcp.default_timeout,
+        max_timeout=mcp.max_timeout, reset_timeout_on_progress=mcp.reset_timeout_on_progress,
+        log_level=args.log_level, **handlers,
+    )
+    if inbox is not None:
+        hosted.view.add_tab("Requests", inbox)
+    if not args.step:
+        try:
+            hosted.connect(args.version, era=era)
+        except BaseException as exc:
+            # No half-open session behind: the server goes, the current session stays.
+            with contextlib.suppress(Exception):
+                hosted.close()
+            if isinstance(exc, McpError) and (url := _url(args)) is not None:
+                raise McpCellError(_connect_failure(url, exc)) from None
+            raise
+        finally:
+            hosted.view.transcript.flush()
+    _replace(mcp, name, base)
+    mcp.sessions[name] = hosted
+    mcp.current = name
+    return hosted
+
+
+def _replace(mcp: McpMagics, name: str, base: str) -> None:
+    """Say what happens to a session already holding the name (or the base name)."""
+    previous = mcp.sessions.get(name)
+    if previous is not None:
+        if previous.closed:
+            print(f"{name}: replaces the earlier session of that name, which had ended")
+        else:
+            previous.close()
+            print(f"{name}: replaces the earlier session of that name, now shut down "
+                  f"({previous.session.state.value})")
+    elif name != base:
+        print(f"named {name}: a session {base!r} is still open (pass a NAME to choose)")
+
+
+def _unique(mcp: McpMagics, base: str) -> str:
+    name, n = base, 2
+    while name in mcp.sessions and not mcp.sessions[name].closed:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def _url(args: argparse.Namespace) -> str | None:
+    target = args.target[0] if args.target else ""
+    return target if target.startswith(("http://", "https://")) else None
+
+
+def _connect_failure(url: str, exc: McpError) -> str:
+    """One line for an HTTP server that could not be reached, or answered nonsense."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if type(cause).__module__.startswith("httpx") and "Connect" in type(cause).__name__:
+            return f"could not connect to {url}: {cause or type(cause).__name__}"
+        cause = cause.__cause__ or cause.__context__
+    text = str(exc)
+    if "ConnectError" in text or "ConnectTimeout" in text:
+        return f"could not connect to {url}: {text.rsplit(': ', 1)[-1]}"
+    return f"[{type(exc).__name__}] {exc}"
+
+
+def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, bool]:
+    """The session's base name, its transport, and whether the user named it."""
+    env = key_values(args.env, parse_json=False)
+    headers = key_values(args.header, parse_json=False)
+    target = list(args.target)
+    if args.name and args.name.startswith(("http://", "https://")):
+        target, args.name = [args.name, *target], None  # `%mcp connect URL`
+        args.target = target
+    named = args.name is not None
+    if args.config:
+        key = args.server or args.name
+        entry = _config_entry(Path(args.config), key)
+        name = args.name or key or "server"
+        if "url" in entry:
+            headers = {**{str(k): str(v) for k, v in entry.get("headers", {}).items()},
+                       **headers}
+            return name, _http(str(entry["url"]), args.transport, headers), named
+        command = [entry["command"], *entry.get("args", [])]
+        env = {**{str(k): str(v) for k, v in entry.get("env", {}).items()}, **env}
+        return name, _stdio(mcp, command, env, entry.get("cwd", args.cwd)), named
+    if target and target[0].startswith(("http://", "https://")):
+        if len(target) > 1:
+            raise Usage("an HTTP server takes no command after its URL")
+        url = target[0]
+        return (args.name or (urlsplit(url).hostname or "http"),
+                _http(url, args.transport, headers), named)
+    if headers:
+        raise Usage("--header applies to HTTP servers only")
+    if not target:
+        from ...client import lab_command
+
+        return args.name or "lab", _stdio(mcp, lab_command(*args.lab), env, args.cwd), named
+    return args.name or Path(target[0]).name, _stdio(mcp, target, env, args.cwd), named
+
+
+def _stdio(mcp: McpMagics, command: list[str], env: dict[str, str],
+           cwd: str | None) -> Transport:
+    check_program(command, env, cwd)
+    return StdioTransport(
+        command, env=env, cwd=cwd, stdin_close_grace=mcp.stdin_close_grace,
+        sigterm_grace=mcp.sigterm_grace, stderr_lines=mcp.stderr_lines,
+    )
+
+
+def check_program(command: list[str], env: dict[str, str], cwd: str | None) -> None:
+    """Refuse a server whose program cannot be run, naming it; note a foreign ``python``.
+
+    The spawned server sees ``PATH`` from ``env`` or the kernel's environment,
+    and resolves a relative path against ``cwd``.
+    """
+    program = command[0]
+    search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    python_hint = ("; for a Python server use the kernel's own interpreter: "
+                   "-- {sys.executable} server.py (after import sys)")
+    looks_python = Path(program).name.startswith("python") or any(
+        part.endswith(".py") for part in command[:2])
+    hint = python_hint if looks_python else ""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program) if Path(program).is_absolute() else Path(cwd or ".") / program
+        if not path.exists():
+            raise McpCellError(f"cannot start the server: {program} not found{hint}")
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise McpCellError(f"cannot start the server: {program} is not executable{hint}")
+        return
+    found = shutil.which(program, path=search_path)
+    if found is None:
+        where = "" if shutil.which(program) is None else " on the server's PATH"
+        raise McpCellError(f"cannot start the server: {program} not found{where} "
+                           f"(searched PATH){hint}")
+    if Path(program).name.startswith("python") and (
+            Path(found).parent != Path(sys.executable).parent):
+        print(f"note: {program} here is {found}, not this kernel's Python ({sys.executable}); "
+              "write {sys.executable} instead to run the server with the kernel's packages")
+
+
+def _http(url: str, transport: str, headers: dict[str, str]) -> Transport:
+    try:
+        return http_transport(url, transport, headers=headers)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise McpCellError(str(exc)) from None
+
+
+def _server_request_handlers(
+    mcp: McpMagics, args: argparse.Namespace
+) -> tuple[dict[str, Any], ServerRequestInbox | None]:
+    """Handlers (and so declared capabilities) for sampling, elicitation and roots."""
+    handlers: dict[str, Any] = {}
+    inbox = None
+    for kind in ("sampling", "elicitation"):
+        choice = getattr(args, kind)
+        if choice is None:
+            continue
+        if choice == "form":
+            inbox = inbox or ServerRequestInbox(mcp.loop.call_soon)
+            handlers[f"on_{kind}"] = inbox.handlers()[f"on_{kind}"]
+            continue
+        handler = mcp.namespace.get(choice)
+        if not callable(handler):
+            raise McpCellError(f"--{kind} {choice}: no callable named {choice!r} in the "
+                               f"notebook; define it first or use --{kind} form")
+        handlers[f"on_{kind}"] = handler
+    if args.roots:
+        roots = [{"uri": root if "://" in root else Path(root).resolve().as_uri()}
+                 for root in args.roots]
+        handlers["on_roots"] = lambda params: {"roots": roots}
+    return handlers, inbox
+
+
+def _config_entry(path: Path, key: str | None) -> dict[str, Any]:
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise McpCellError(f"cannot read {path}: {exc}") from None
+    servers = config.get("mcpServers") if isinstance(config, dict) else None
+    if not isinstance(servers, dict):
+        raise McpCellError(f"{path} has no \"mcpServers\" object")
+    if key is None:
+        if len(servers) != 1:
+            raise McpCellError(f"{path} has several servers ({', '.join(servers)}); name one "
+                               "with --server KEY")
+        key = next(iter(servers))
+    if key not in servers:
+        raise McpCellError(f"{path} has no server {key!r}; it has {', '.join(servers)}")
+    entry = servers[key]
+    if not isinstance(entry, dict) or not ("command" in entry or "url" in entry):
+        raise McpCellError(f"server {key!r} in {path} needs a \"command\" (or \"url\")")
+    return entry
+
+
+def _shutdown_arguments(p: Parser) -> None:
+    p.add_argument("name", nargs="?")
+    p.add_argument("--all", action="store_true", help="every session")
+
+
+@GROUP.command("shutdown", "shut a session down (close stdin → SIGTERM → SIGKILL)",
+               arguments=_shutdown_arguments)
+def shutdown(mcp: McpMagics, args: argparse.Namespace) -> None:
+    names = list(mcp.sessions) if args.all else [mcp.session(args.name).name]
+    for name in names:
+        mcp.sessions[name].close()
+        print(f"{name}: {mcp.sessions[name].session.state.value}")
+
+
+@GROUP.command("sessions", "list sessions")
+def sessions(mcp: McpMagics, args: argparse.Namespace) -> Listing:
+    rows = [(name + (" *" if name == mcp.current else ""), h.session.state.value,
+             h.session.negotiated_version or "", h.session.transport.kind)
+            for name, h in mcp.sessions.items()]
+    return Listing("sessions", ("session", "state", "version", "transport"), rows,
+                   list(mcp.sessions.values()))
+
+
+@GROUP.command("use", "make NAME the current session",
+               arguments=lambda p: p.add_argument("name"))
+def use(mcp: McpMagics, args: argparse.Namespace) -> None:
+    mcp.session(args.name)
+    mcp.current = args.name
+    print(f"current session: {args.name}")

@@ -1,0 +1,110 @@
+"""The table of ``%mcp`` subcommands: groups register here; the parser and the dispatcher read it.
+
+A group of subcommands is one module holding a :class:`CommandGroup`; each
+subcommand is declared once, with its help text, its arguments and the
+function that runs it::
+
+    GROUP = CommandGroup()
+
+    @GROUP.command("ping", "send ping and show the round trip", arguments=request_options)
+    def ping(mcp: McpMagics, args: argparse.Namespace) -> None:
+        seconds = mcp.session().ping(**request_settings(args))
+        print(f"pong ({seconds * 1000:.1f} ms)")
+
+and the group is switched on by one line in :data:`~mcp_nb.notebook.magics.magic.GROUPS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+
+class McpCellError(Exception):
+    """An expected failure: the cell fails with one readable line, no traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class Usage(McpCellError):
+    """The magic line does not parse."""
+
+
+class HelpShown(Exception):
+    """``--help`` was printed: the cell ends quietly."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that fails the cell instead of exiting the kernel."""
+
+    def error(self, message: str) -> NoReturn:
+        raise Usage(f"{message}\n{self.format_usage().strip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            print(message, file=sys.stderr)
+        raise HelpShown()
+
+
+Handler = Callable[[Any, argparse.Namespace], Any]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``%mcp NAME …``.
+
+    ``expand`` names the parsed arguments where ``{expr}`` and ``$name`` are
+    expanded from the notebook's namespace (argv, URLs, paths, ``K=V`` values:
+    never JSON).  ``json_arguments``: a ``{…}`` object on the line is tool
+    arguments, pulled out before splitting.  ``server_argv``: everything after
+    a bare ``--`` is the server's command, kept verbatim.
+    """
+
+    name: str
+    help: str
+    run: Handler
+    arguments: Callable[[Parser], None] | None = None
+    expand: tuple[str, ...] = ()
+    json_arguments: bool = False
+    server_argv: bool = False
+
+
+class CommandGroup:
+    """The subcommands one module contributes, in the order they are declared."""
+
+    def __init__(self) -> None:
+        self.commands: list[Subcommand] = []
+
+    def command(self, name: str, help: str, *, arguments: Callable[[Parser], None] | None = None,
+                expand: tuple[str, ...] = (), json_arguments: bool = False,
+                server_argv: bool = False) -> Callable[[Handler], Handler]:
+        """Declare ``%mcp NAME``; the decorated function runs it."""
+
+        def register(run: Handler) -> Handler:
+            self.commands.append(Subcommand(name, help, run, arguments, expand, json_arguments,
+                                            server_argv))
+            return run
+
+        return register
+
+
+def build_parser(groups: Iterable[CommandGroup]) -> tuple[Parser, dict[str, Subcommand]]:
+    """The ``%mcp`` grammar and the subcommands by name, both from the same table."""
+    root = Parser(prog="%mcp", description="Open and drive MCP client sessions from a notebook.")
+    sub = root.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=Parser)
+    table: dict[str, Subcommand] = {}
+    for group in groups:
+        for command in group.commands:
+            if command.name in table:
+                raise ValueError(f"%mcp {command.name} is declared twice")
+            table[command.name] = command
+            # argparse %-formats help strings (not descriptions): "%mcp" must be escaped there.
+            parser = sub.add_parser(command.name, help=command.help.replace("%", "%%"),
+                                    description=command.help)
+            if command.arguments is not None:
+                command.arguments(parser)  # type: ignore[arg-type]
+    return root, table

@@ -1,0 +1,59 @@
+"""``%mcp transcript``, ``findings`` and the ``%%mcp`` cell: what went over the wire, and raw
+messages sent as written."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..widgets import FindingsView, TranscriptView
+from .displays import RawView
+from .table import CommandGroup, Parser
+
+if TYPE_CHECKING:
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+
+
+def _transcript_arguments(p: Parser) -> None:
+    p.add_argument("--export", metavar="FILE",
+                   help="write JSON Lines to FILE ({expr} and $name expanded)")
+    p.add_argument("--direction", choices=["send", "recv", "event"])
+    p.add_argument("--method")
+
+
+@GROUP.command("transcript", "show (or export) the wire transcript",
+               arguments=_transcript_arguments, expand=("export",))
+def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
+    hosted = mcp.session()
+    if args.export:
+        count = hosted.session.transcript.export_jsonl(args.export)
+        print(f"wrote {count} entries to {args.export}")
+        return None
+    view = TranscriptView(hosted.session)
+    if args.direction:
+        view.direction.value = args.direction
+    if args.method:
+        view.method.value = args.method
+    return view
+
+
+@GROUP.command("findings", "spec violations observed in this session")
+def findings(mcp: McpMagics, args: argparse.Namespace) -> FindingsView:
+    return mcp.view().findings
+
+
+def send_cell(mcp: McpMagics, line: str, cell: str) -> RawView:
+    """``%%mcp [NAME]``: the cell body goes out as one message, as written."""
+    hosted = mcp.session(line.strip() or None)
+    body = cell.strip()
+    if "\n" in body:
+        # stdio frames by newline: a pretty-printed message is re-serialised onto one
+        # line if it is JSON; otherwise it is sent as written (garbage is allowed).
+        try:
+            body = json.dumps(json.loads(body), ensure_ascii=False)
+        except ValueError:
+            body = " ".join(body.splitlines())
+    return RawView(hosted.send_raw(body))
