@@ -94,7 +94,7 @@ def test_a_failed_connect_leaves_the_current_session_and_nothing_half_open(mcp) 
 def test_a_failed_connect_shuts_its_server_down(mcp, tmp_path) -> None:
     from mcp_nb.notebook import manager
 
-    with pytest.raises(McpCellError, match="RequestTimeout|timed out"):
+    with pytest.raises(McpCellError, match=r"RequestTimeout|timed out"):
         mcp(f"connect mute --timeout 0.5 -- {sys.executable} -m mcp_nb.lab "
             "--never-answer=initialize")
     assert "mute" not in manager().sessions
