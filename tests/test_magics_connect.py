@@ -85,8 +85,9 @@ def test_a_failed_connect_leaves_the_current_session_and_nothing_half_open(mcp) 
     before = dict(magics.sessions)
     with pytest.raises(McpCellError, match="ServerExited"):
         mcp(f"connect quitter -- {sys.executable} -c pass")
-    assert magics.sessions == before
     assert magics.current == "first"
+    failed = magics.sessions.pop("quitter")  # kept, ended, for its transcript
+    assert failed.closed and magics.sessions == before
     assert first.session.state is State.OPERATING
     assert repr(mcp("tools")).startswith("7 tools")
 
@@ -97,8 +98,9 @@ def test_a_failed_connect_shuts_its_server_down(mcp, tmp_path) -> None:
     with pytest.raises(McpCellError, match=r"RequestTimeout|timed out"):
         mcp(f"connect mute --timeout 0.5 -- {sys.executable} -m mcp_nb.lab "
             "--never-answer=initialize")
-    assert "mute" not in manager().sessions
     assert manager().current is None
+    assert manager().sessions["mute"].closed
+    assert manager().sessions["mute"].session.transport.returncode is not None
 
 
 def test_reusing_a_name_replaces_the_session_and_says_so(mcp, capsys) -> None:

@@ -35,19 +35,26 @@ def initialized(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
     return mcp.view().state_diagram
 
 
-@GROUP.command("state", "show the lifecycle state diagram")
+def session_name(p: Parser) -> None:
+    """An optional session NAME for the views (default: the current session)."""
+    p.add_argument("name", nargs="?", help="which session (default: the current one)")
+
+
+@GROUP.command("state", "show the lifecycle state diagram", arguments=session_name)
 def state(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
-    return mcp.view().state_diagram
+    return mcp.view(args.name).state_diagram
 
 
-@GROUP.command("caps", "show both sides' capabilities and the version negotiation")
+@GROUP.command("caps", "show both sides' capabilities and the version negotiation",
+               arguments=session_name)
 def caps(mcp: McpMagics, args: argparse.Namespace) -> CapabilitiesView:
-    return mcp.view().capabilities
+    return mcp.view(args.name).capabilities
 
 
-@GROUP.command("view", "show every view of the current session")
+@GROUP.command("view", "show every view of a session (default: the current one)",
+               arguments=session_name)
 def view(mcp: McpMagics, args: argparse.Namespace) -> SessionView:
-    return mcp.view()
+    return mcp.view(args.name)
 
 
 @GROUP.command("discover", "send server/discover: the server's versions, capabilities, identity")

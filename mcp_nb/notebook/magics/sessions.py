@@ -1,9 +1,9 @@
 """``%mcp connect``, ``use``, ``sessions``, ``shutdown``: opening, naming and closing sessions.
 
-A connect either succeeds or leaves everything as it was: the session is
-registered (and made current) only once it is usable, a failed one is shut
-down, and a server that cannot even be started is refused before anything is
-spawned, with its program named.
+A connect either succeeds or leaves the current session as it was: a session
+becomes current only once it is usable; a failed one is shut down (its
+transcript stays readable under its name), and a server that cannot even be
+started is refused before anything is spawned, with its program named.
 """
 
 from __future__ import annotations
@@ -100,11 +100,19 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
             hosted.connect(args.version, era=era)
         except BaseException as exc:
             # No half-open session behind: the server goes, the current session stays.
+            # The ended session is kept under its name (unless that name belongs to a live
+            # one) so its transcript can still be read: %mcp use NAME, manager().session().
             with contextlib.suppress(Exception):
                 hosted.close()
-            if isinstance(exc, McpError) and (url := _url(args)) is not None:
-                raise McpCellError(_connect_failure(url, exc)) from None
-            raise
+            if name not in mcp.sessions or mcp.sessions[name].closed:
+                mcp.sessions[name] = hosted
+            if not isinstance(exc, McpError):
+                raise
+            reason = (_connect_failure(url, exc) if (url := _url(args)) is not None
+                      else f"[{type(exc).__name__}] {exc}")
+            kept = (f"; session {name!r} is shut down, its record stays: %mcp state {name}, "
+                    f"%mcp transcript {name}" if mcp.sessions.get(name) is hosted else "")
+            raise McpCellError(reason + kept) from None
         finally:
             hosted.view.transcript.flush()
     _replace(mcp, name, base)

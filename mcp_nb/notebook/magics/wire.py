@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..widgets import FindingsView, TranscriptView
 from .displays import RawView
+from .lifecycle import session_name
 from .table import CommandGroup, Parser
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ GROUP = CommandGroup()
 
 
 def _transcript_arguments(p: Parser) -> None:
+    session_name(p)
     p.add_argument("--export", metavar="FILE",
                    help="write JSON Lines to FILE ({expr} and $name expanded)")
     p.add_argument("--direction", choices=["send", "recv", "event"])
@@ -27,7 +29,7 @@ def _transcript_arguments(p: Parser) -> None:
 @GROUP.command("transcript", "show (or export) the wire transcript",
                arguments=_transcript_arguments, expand=("export",))
 def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
-    hosted = mcp.session()
+    hosted = mcp.session(args.name)
     if args.export:
         count = hosted.session.transcript.export_jsonl(args.export)
         print(f"wrote {count} entries to {args.export}")
@@ -40,9 +42,9 @@ def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
     return view
 
 
-@GROUP.command("findings", "spec violations observed in this session")
+@GROUP.command("findings", "spec violations observed in a session", arguments=session_name)
 def findings(mcp: McpMagics, args: argparse.Namespace) -> FindingsView:
-    return mcp.view().findings
+    return mcp.view(args.name).findings
 
 
 def send_cell(mcp: McpMagics, line: str, cell: str) -> RawView:
