@@ -5,13 +5,27 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from http_support import lab_server, lab_session
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_nb.client import ClientSession, lab_command
-from mcp_nb.recording import FORMAT_VERSION, RecordingError, capture, load, loads, save
+from mcp_nb.recording import (
+    FORMAT_VERSION,
+    Header,
+    Record,
+    Recording,
+    RecordingError,
+    capture,
+    load,
+    loads,
+    save,
+)
 from mcp_nb.recording.redact import REDACTED, Redactor
 from mcp_nb.transports import StdioTransport
 
@@ -163,3 +177,30 @@ def test_the_command_line_reports_a_bad_file_and_exits_2(tmp_path: Path) -> None
     partial = subprocess.run([sys.executable, "-m", "mcp_nb.recording", "show", str(path),
                               "--partial"], capture_output=True, text=True, timeout=60)
     assert partial.returncode == 0 and "(truncated)" in partial.stdout
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["send", "recv"]),
+                          st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4),
+                          st.floats(0, 1e5)), max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_any_messages_survive_a_write_and_a_load(
+        exchanges: list[tuple[str, dict[str, Any], float]]) -> None:
+    records = [Record(0, time, direction,  # type: ignore[arg-type]
+                      {"jsonrpc": "2.0", "method": "x/y", "params": params})
+               for direction, params, time in sorted(exchanges, key=lambda item: item[2])]
+    header = Header(era="handshake", protocol_version="2025-11-25")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "any.jsonl"
+        Recording(header, records).write(path)
+        loaded = load(path)
+    assert [r.message for r in loaded.records] == [r.message for r in records]
+    assert [r.time for r in loaded.records] == [float(f"{r.time:.6f}") for r in records]
+    assert loaded.header == header
