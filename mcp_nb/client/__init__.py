@@ -21,17 +21,20 @@ import sys
 
 from .errors import (
     EraProbeFailed,
+    HttpRequestFailed,
     InputRequestFailed,
     InvalidResult,
     RequestCancelled,
+    RequestFailed,
     RequestRefused,
     RequestTimeout,
+    ResponseRejected,
     ServerError,
     ServerExited,
     SessionClosed,
 )
 from .session import DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, ClientSession, EraStep, Subscription
-from .transcript import Transcript, TranscriptEntry
+from .transcript import DEFAULT_TRANSCRIPT_LIMIT, Transcript, TranscriptEntry
 
 
 def lab_command(*flags: str) -> list[str]:
@@ -42,14 +45,18 @@ def lab_command(*flags: str) -> list[str]:
 __all__ = [
     "DEFAULT_MAX_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_TRANSCRIPT_LIMIT",
     "ClientSession",
     "EraProbeFailed",
     "EraStep",
+    "HttpRequestFailed",
     "InputRequestFailed",
     "InvalidResult",
     "RequestCancelled",
+    "RequestFailed",
     "RequestRefused",
     "RequestTimeout",
+    "ResponseRejected",
     "ServerError",
     "ServerExited",
     "SessionClosed",

@@ -99,3 +99,35 @@ class EraProbeFailed(McpError):
     Raised for a stateless-era server that shares no version with this client,
     or that rejected the probe itself; the message says which.
     """
+
+
+class RequestFailed(McpError):
+    """One request failed before any usable answer came, and the session goes on.
+
+    ``cause`` is a short slug (``too-large``, ``invalid-utf8``, ``malformed``,
+    ``http-error``, ``client-error``); ``status`` the HTTP status, ``size`` and
+    ``limit`` the bytes seen and allowed, ``option`` the setting that raises
+    the limit — each None when it does not apply.
+    """
+
+    def __init__(self, method: str, request_id: int | str, cause: str, detail: str, *,
+                 status: int | None = None, size: int | None = None,
+                 limit: int | None = None, option: str | None = None) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.cause = cause
+        self.status = status
+        self.size = size
+        self.limit = limit
+        self.option = option
+        hint = f" (raise it with {option}=…)" if option and limit is not None else ""
+        super().__init__(f"{method} (id {request_id}) failed: {detail}{hint}")
+
+
+class ResponseRejected(RequestFailed):
+    """The answer to the request arrived but was discarded (too large, not UTF-8, malformed)."""
+
+
+class HttpRequestFailed(RequestFailed):
+    """The HTTP exchange that carried the request failed (an error status, say); the session
+    is still open."""

@@ -11,14 +11,23 @@ Transport events (stderr lines, discarded frames, refusals) arrive here too.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.envelope import ErrorResponse, Message, Notification, Response, decode
 from ..protocol.errors import EnvelopeError
 from ..protocol.lifecycle import State
+from ..protocol.salvage import response_id
 from ..transports.base import TransportClosed, TransportEvent
-from .errors import RequestRefused, ServerError
+from .errors import (
+    HttpRequestFailed,
+    RequestFailed,
+    RequestRefused,
+    ResponseRejected,
+    ServerError,
+)
+from .requests import PendingRequest
 
 if TYPE_CHECKING:
     from .session import ClientSession
@@ -65,6 +74,9 @@ class Inbound:
                 await self._on_frame(frame)
         except TransportClosed as exc:
             await self._session._lifetime.transport_closed(exc)
+        except Exception as exc:  # a failing transport: end the session, release every waiter
+            await self._session._lifetime.transport_closed(TransportClosed(
+                f"the session's reader failed: {type(exc).__name__}: {exc}"))
 
     def take_inline(self, frame: bytes) -> bool:
         """Handle a response or notification in the transport's read callback, if it offers.
@@ -87,11 +99,15 @@ class Inbound:
         except EnvelopeError:
             return False
         kind = type(parsed)
-        if kind is Response or kind is ErrorResponse:
-            self._on_response(parsed, raw, len(frame))  # type: ignore[arg-type]
-            return True
-        if kind is Notification:
-            self._on_notification(parsed, raw, len(frame))  # type: ignore[arg-type]
+        try:
+            if kind is Response or kind is ErrorResponse:
+                self._on_response(parsed, raw, len(frame))  # type: ignore[arg-type]
+                return True
+            if kind is Notification:
+                self._on_notification(parsed, raw, len(frame))  # type: ignore[arg-type]
+                return True
+        except Exception as exc:
+            self._handling_failed(parsed, raw, exc)  # type: ignore[arg-type]
             return True
         self._left_to_reader = (frame, raw, parsed)
         return False
@@ -115,24 +131,62 @@ class Inbound:
             await self._dispatch(message, obj, len(frame) // len(parsed))
 
     def _on_invalid(self, frame: bytes, exc: EnvelopeError) -> None:
+        """A frame the decoder rejects; if it answers a request in flight, that request fails."""
         text = frame[:2000].decode("utf-8", "replace")
         self._transcript.add(self._elapsed(), "recv", "invalid", self._lifecycle.state.value,
                              size=len(frame), text=text, note=exc.rule)
-        self._record.finding(exc.rule, "server", exc.message, text)
+        cause, limit = "malformed", None
+        if exc.rule == "message-too-large":
+            cause, limit = "too-large", self._session.max_message_bytes
+        elif exc.rule == "invalid-json" and not _is_utf8(frame):
+            cause = "invalid-utf8"
+        rule = "invalid-utf8" if cause == "invalid-utf8" else exc.rule
+        self._record.finding(rule, "server", exc.message, text)
+        for request_id in _answered_ids(frame, exc):
+            self._fail_request(request_id, ResponseRejected, cause, exc.message,
+                               size=len(frame), limit=limit,
+                               option="max_message_bytes" if limit else None)
+
+    def _fail_request(self, request_id: Any, error_type: type[RequestFailed], cause: str,
+                      detail: str, **facts: Any) -> None:
+        """Fail the request in flight with ``request_id`` (if there is one) at once."""
+        pending = self._pending.pop(request_id, None) if request_id is not None else None
+        if pending is not None:
+            pending.finish(error=error_type(pending.method, pending.id, cause, detail, **facts))
 
     async def _dispatch(self, message: Message, raw: dict[str, Any], size: int) -> None:
-        if isinstance(message, (Response, ErrorResponse)):
-            self._on_response(message, raw, size)
-        elif isinstance(message, Notification):
-            self._on_notification(message, raw, size)
-        else:
-            await self._session._server_requests.serve(message, raw, size)
+        try:
+            if isinstance(message, (Response, ErrorResponse)):
+                self._on_response(message, raw, size)
+            elif isinstance(message, Notification):
+                self._on_notification(message, raw, size)
+            else:
+                await self._session._server_requests.serve(message, raw, size)
+        except Exception as exc:
+            self._handling_failed(message, raw, exc)
+
+    def _handling_failed(self, message: Message, raw: Any, exc: Exception) -> None:
+        """A bug or a surprise while handling one message: record it, keep the session."""
+        what = getattr(message, "method", None) or f"the answer to request {message.id!r}"
+        self._record.finding("message-handling-failed", "client",
+                             f"handling {what} failed: {type(exc).__name__}: {exc}", raw)
 
     def _on_response(self, message: Response | ErrorResponse, raw: dict[str, Any],
                      size: int) -> None:
-        kind = "response" if isinstance(message, Response) else "error"
         # Popped at once: a duplicate arriving before the waiter wakes is still a duplicate.
         pending = self._pending.pop(message.id, None)  # type: ignore[arg-type]
+        try:
+            self._answer(pending, message, raw, size)
+        except Exception as exc:
+            if pending is not None:  # its caller must not wait for an answer already taken
+                pending.finish(error=ResponseRejected(
+                    pending.method, pending.id, "client-error",
+                    f"the client failed to handle the answer: {type(exc).__name__}: {exc}"))
+            raise
+
+    def _answer(self, pending: PendingRequest | None, message: Response | ErrorResponse,
+                raw: dict[str, Any], size: int) -> None:
+        kind = "response" if isinstance(message, Response) else "error"
         method = pending.method if pending else None
         note = None
         if pending is None:
@@ -192,7 +246,7 @@ class Inbound:
             session.log_messages.append(params)
         self._route_to_subscription(method, params)
         for callback in list(self.notification_callbacks):
-            self._call_soon(callback, message)
+            self._call_soon("on_notification callback", callback, message)
 
     def _on_progress(self, params: dict[str, Any], raw: dict[str, Any]) -> None:
         token = params.get("progressToken")
@@ -203,16 +257,26 @@ class Inbound:
                                      f"progress for token {token!r}, which no active request "
                                      "carries", raw)
             return
-        self._call_soon(pending.on_progress, params.get("progress", 0), params.get("total"),
-                        params.get("message"))
+        self._call_soon("on_progress callback", pending.on_progress,
+                        params.get("progress", 0), params.get("total"), params.get("message"))
 
-    def _call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
-        """Run a user callback; async ones become tasks so they can't stall the reader."""
-        result = callback(*args)
+    def _call_soon(self, where: str, callback: Callable[..., Any], *args: Any) -> None:
+        """Run a user callback; async ones become tasks so they can't stall the reader.
+
+        Its errors are contained (recorded, the session goes on), awaited ones too.
+        """
+        try:
+            result = callback(*args)
+        except Exception as exc:
+            self._record.observer_failed(where, callback, exc)
+            return
         if inspect.isawaitable(result):
 
             async def _await() -> None:
-                await result
+                try:
+                    await result
+                except Exception as exc:
+                    self._record.observer_failed(where, callback, exc)
 
             self._session._start_soon(_await)
 
@@ -226,6 +290,21 @@ class Inbound:
             self._record.finding("message-too-large", "server", event.detail, None)
         elif event.kind == "request refused":
             self._on_request_refused(event.data)
+        elif event.kind == "request failed":
+            self._on_request_failed(event)
+
+    def _on_request_failed(self, event: TransportEvent) -> None:
+        """The transport could not deliver one request's answer: fail it now, say why."""
+        data = event.data
+        cause = str(data.get("cause") or "malformed")
+        if cause == "too-large":
+            self._record.finding("message-too-large", "server", event.detail, None)
+        elif cause == "invalid-utf8":
+            self._record.finding("invalid-utf8", "server", event.detail, None)
+        error_type = HttpRequestFailed if cause == "http-error" else ResponseRejected
+        self._fail_request(data.get("request_id"), error_type, cause, event.detail,
+                           status=data.get("status"), size=data.get("size"),
+                           limit=data.get("limit"), option=data.get("option"))
 
     def _on_request_refused(self, data: dict[str, Any]) -> None:
         """An HTTP refusal of a stateless request that carried no JSON-RPC answer."""
@@ -237,3 +316,30 @@ class Inbound:
         message = str(error.get("message") or data.get("body") or "(empty body)")
         pending.finish(error=RequestRefused(pending.method, int(data.get("status", 0)), code,
                                             message, error.get("data")))
+
+
+def _is_utf8(frame: bytes) -> bool:
+    try:
+        frame.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _answered_ids(frame: bytes, exc: EnvelopeError) -> list[Any]:
+    """Ids of the requests a rejected frame answers, where they can be told for sure."""
+    if exc.rule == "batch-not-allowed":  # valid JSON, an array: its responses' ids
+        return [item.get("id") for item in json.loads(frame)
+                if isinstance(item, dict) and "method" not in item]
+    if exc.id is not None:
+        # The decoder read the object; its id is ours unless it is a server request.
+        return [] if _is_request(frame) else [exc.id]
+    return [response_id(frame, frame)]
+
+
+def _is_request(frame: bytes) -> bool:
+    try:
+        obj = json.loads(frame)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and "method" in obj

@@ -100,13 +100,17 @@ class Lifetime:
         outbound = session._outbound
         if outbound.closing:
             return  # shutdown() is closing the transport and will finish the lifecycle
-        await session.transport.close()
-        outbound.exit_error = session.transport.describe_exit()
-        session._table.fail_all(outbound.closed_error())
-        if session.state is not State.TERMINATED:
-            session.lifecycle.fire(Event.TRANSPORT_CLOSED, str(outbound.exit_error))
-        assert self._terminated is not None
-        self._terminated.set()
+        try:
+            await session.transport.close()
+            outbound.exit_error = session.transport.describe_exit()
+        finally:
+            # Whatever closing the transport did, nobody may go on waiting.
+            outbound.exit_error = outbound.exit_error or exc
+            session._table.fail_all(outbound.closed_error())
+            if session.state is not State.TERMINATED:
+                session.lifecycle.fire(Event.TRANSPORT_CLOSED, str(outbound.exit_error))
+            assert self._terminated is not None
+            self._terminated.set()
 
     async def wait_closed(self) -> None:
         assert self._terminated is not None, "open the session first"

@@ -40,8 +40,8 @@ async def send_raw(session: ClientSession, text: str | bytes,
         raise outbound.closed_error()
     record = session._record
     frame = text.encode() if isinstance(text, str) else text
-    first_entry = len(session.transcript)
-    first_finding = len(session.findings)
+    first_entry = session.transcript.next_seq
+    findings_before = len(session.findings) + getattr(session.findings, "dropped", 0)
     try:
         raw, parsed = decode(frame, max_bytes=session.max_message_bytes, allow_batch=True)
     except EnvelopeError as exc:
@@ -80,8 +80,8 @@ async def send_raw(session: ClientSession, text: str | bytes,
         except McpError as exc:
             outcomes.append(exc)
     return RawExchange(
-        entries=session.transcript.entries[first_entry:],
-        findings=session.findings[first_finding:],
+        entries=session.transcript.since(first_entry),
+        findings=_since(session.findings, findings_before),
         state=session.state,
         outcomes=outcomes,
     )
@@ -100,3 +100,9 @@ def _register(session: ClientSession, message: Request, timeout: float | None) -
                              timeout=timeout, reset=False)
     session._outbound.before_sending(message.method, message.params)
     return pending
+
+
+def _since(findings: list[Finding], count_before: int) -> list[Finding]:
+    """The findings recorded after the first ``count_before`` (dropped ones included)."""
+    new = len(findings) + getattr(findings, "dropped", 0) - count_before
+    return findings[max(0, len(findings) - new):] if new > 0 else []

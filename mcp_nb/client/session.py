@@ -42,6 +42,7 @@ from ..protocol.negotiation import Capabilities, VersionOutcome
 from ..protocol.versions import LATEST_STATELESS_VERSION, LATEST_VERSION, STATELESS_VERSIONS, Era
 from ..transports.base import Transport, TransportEvent
 from .api import TypedApi
+from .bounded import RecentList
 from .handshake_era import HandshakeEra
 from .inbound import Inbound, NotificationCallback
 from .lifetime import Lifetime
@@ -51,7 +52,7 @@ from .recorder import Recorder
 from .requests import UNSET, ProgressCallback, RequestTable
 from .server_requests import CAPABILITY_OF_HANDLER, RequestHandler, ServerRequests
 from .stateless_era import EraStep, StatelessEra, Subscription
-from .transcript import Transcript
+from .transcript import DEFAULT_TRANSCRIPT_LIMIT, Transcript
 
 __all__ = ["ClientSession", "EraStep", "RawExchange", "Subscription"]
 
@@ -78,6 +79,10 @@ class ClientSession(TypedApi):
     ``on_roots``, ``on_sampling`` and ``on_elicitation`` answer the server's
     ``roots/list``, ``sampling/createMessage`` and ``elicitation/create``; each
     takes the request's params and returns the result (sync or async).
+
+    ``transcript_limit`` bounds what the session keeps of what it saw: the
+    most recent that many transcript entries, and as many log messages,
+    findings and transport events (the transcript counts what it dropped).
     """
 
     def __init__(
@@ -97,6 +102,7 @@ class ClientSession(TypedApi):
         log_level: str | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        transcript_limit: int = DEFAULT_TRANSCRIPT_LIMIT,
     ) -> None:
         self.transport = transport
         if client_info is None:
@@ -128,10 +134,10 @@ class ClientSession(TypedApi):
         self.max_message_bytes = max_message_bytes
 
         self.lifecycle = Lifecycle()
-        self.transcript = Transcript()
-        self.findings: list[Finding] = []
-        #: ``notifications/message`` params received, in order.
-        self.log_messages: list[dict[str, Any]] = []
+        self.transcript = Transcript(transcript_limit)
+        self.findings: list[Finding] = RecentList(limit=transcript_limit)
+        #: ``notifications/message`` params received, in order (the most recent ones).
+        self.log_messages: list[dict[str, Any]] = RecentList(limit=transcript_limit)
         #: Set once the handshake succeeded.
         self.initialize_result: InitializeResult | None = None
         self.version_outcome: VersionOutcome | None = None
@@ -147,7 +153,7 @@ class ClientSession(TypedApi):
         #: ``io.modelcontextprotocol/serverInfo`` of the latest result that carried one.
         self.last_server_info: dict[str, Any] | None = None
         self.subscriptions: dict[int, Subscription] = {}
-        self.transport_events: list[TransportEvent] = []
+        self.transport_events: list[TransportEvent] = RecentList(limit=transcript_limit)
 
         # The parts, in the order they need each other.
         self._record = Recorder(self)
@@ -242,9 +248,7 @@ class ClientSession(TypedApi):
 
     def on_finding(self, callback: Callable[[Finding], Any]) -> Callable[[], None]:
         """Subscribe to findings (called synchronously, as :meth:`on_transition` says)."""
-        callbacks = self._record.finding_callbacks
-        callbacks.append(callback)
-        return lambda: callbacks.remove(callback)
+        return self._record.finding_callbacks.add(callback)
 
     def set_handler(self, method: str, handler: RequestHandler | None) -> None:
         """Install (or remove) the handler for a server→client request.

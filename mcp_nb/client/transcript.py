@@ -1,8 +1,11 @@
-"""The wire transcript: every message both ways plus transport events.
+"""The wire transcript: every message both ways plus transport events, the most recent N kept.
 
 Entries are appended on the hot path, so they are slotted dataclasses holding
 references to what the session already has (the raw frame's size, the parsed
-message) — nothing is re-serialised until someone exports.
+message) — nothing is re-serialised until someone exports.  The transcript
+keeps the most recent ``limit`` entries (a chatty server cannot exhaust the
+kernel's memory) and counts what it dropped, by kind (:attr:`Transcript.dropped_by_kind`).
+Entry numbers (``seq``) keep counting across what was dropped.
 
 Example::
 
@@ -15,20 +18,35 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
+
+from ..protocol.observers import Observers
+from ..protocol.plaintext import plain_text
+from .bounded import RecentList
 
 Direction = Literal["send", "recv", "event"]
 
 ARROWS = {"send": "→", "recv": "←", "event": "·"}
 
+#: Entries a session's transcript keeps by default (about 13 MB of typical messages).
+DEFAULT_TRANSCRIPT_LIMIT = 10_000
+
+# A str can hold a surrogate only unpaired (json.loads pairs them); UTF-8 cannot encode it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 @dataclass(slots=True)
 class TranscriptEntry:
-    #: 0-based position in the transcript.
+    #: 0-based number of the entry in its session (keeps counting across dropped entries).
     seq: int
     #: Seconds since the session started.
     time: float
@@ -51,7 +69,11 @@ class TranscriptEntry:
 
     @property
     def label(self) -> str:
-        """One-line summary, e.g. ``→ request tools/call #3``."""
+        """One-line summary, e.g. ``→ request tools/call #3``.
+
+        Safe to print: control characters (ANSI escapes, BEL), bidi overrides
+        and lone surrogates a server sent are shown as ``\\uXXXX``.
+        """
         parts = [ARROWS[self.direction], self.kind]
         if self.method:
             parts.append(self.method)
@@ -61,7 +83,7 @@ class TranscriptEntry:
             parts.append(self.text)
         if self.note:
             parts.append(f"[{self.note}]")
-        return " ".join(parts)
+        return plain_text(" ".join(parts), one_line=True)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,11 +93,20 @@ Observer = Callable[[TranscriptEntry], None]
 
 
 class Transcript:
-    """An append-only list of :class:`TranscriptEntry` with observers and JSON Lines I/O."""
+    """The most recent :class:`TranscriptEntry` objects, with observers and JSON Lines I/O.
 
-    def __init__(self) -> None:
-        self.entries: list[TranscriptEntry] = []
-        self._observers: list[Observer] = []
+    ``limit`` is how many entries are kept (None: all, for transcripts loaded
+    from a file); older ones are dropped and counted in :attr:`dropped_by_kind`.
+    """
+
+    def __init__(self, limit: int | None = DEFAULT_TRANSCRIPT_LIMIT) -> None:
+        self.entries: list[TranscriptEntry] = (
+            [] if limit is None else RecentList(limit=limit, on_drop=self._count_dropped))
+        #: Dropped entries by kind: ``"notification notifications/message"``, ``"stderr"`` …
+        self.dropped_by_kind: Counter[str] = Counter()
+        #: Told of every new entry; one that raises is contained (see Observers).
+        self.observers: Observers[TranscriptEntry] = Observers()
+        self._next_seq = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -86,15 +117,40 @@ class Transcript:
     def __getitem__(self, index: int) -> TranscriptEntry:
         return self.entries[index]
 
+    @property
+    def limit(self) -> int | None:
+        return getattr(self.entries, "limit", None)
+
+    @property
+    def dropped(self) -> int:
+        """How many entries were dropped to keep the transcript within its limit."""
+        return sum(self.dropped_by_kind.values())
+
+    def _count_dropped(self, entries: list[TranscriptEntry]) -> None:
+        self.dropped_by_kind.update(
+            f"{e.kind} {e.method}" if e.method else e.kind for e in entries)
+
+    def since(self, seq: int) -> list[TranscriptEntry]:
+        """The entries still kept whose ``seq`` is ``seq`` or later."""
+        entries = self.entries
+        if not entries:
+            return []
+        return entries[max(0, seq - entries[0].seq):]
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` the next entry will get (entries ever added, dropped ones included)."""
+        return self._next_seq
+
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer`` for every new entry; returns a function that unsubscribes.
 
         Observers are called synchronously, possibly outside any task (a
         session handles responses in the transport's read callback where it
-        can): keep them quick and free of awaits.
+        can): keep them quick and free of awaits.  One that raises is
+        contained: the session records an ``observer-failed`` finding.
         """
-        self._observers.append(observer)
-        return lambda: self._observers.remove(observer)
+        return self.observers.add(observer)
 
     def add(
         self,
@@ -110,13 +166,14 @@ class Transcript:
         text: str | None = None,
         note: str | None = None,
     ) -> TranscriptEntry:
+        seq = self._next_seq
+        self._next_seq = seq + 1
         entry = TranscriptEntry(
-            len(self.entries), time, direction, kind, state, size, method, id, message, text, note
+            seq, time, direction, kind, state, size, method, id, message, text, note
         )
         self.entries.append(entry)
-        if self._observers:
-            for observer in list(self._observers):
-                observer(entry)
+        if self.observers:
+            self.observers.notify(entry)
         return entry
 
     def filter(
@@ -139,17 +196,33 @@ class Transcript:
         return self.filter(direction="event", kind=kind)
 
     def export_jsonl(self, path: str | os.PathLike[str]) -> int:
-        """Write one JSON object per line; returns the number of entries written."""
-        with open(path, "w", encoding="utf-8") as out:
-            for entry in self.entries:
-                out.write(json.dumps(entry.to_dict(), ensure_ascii=False, default=repr))
-                out.write("\n")
-        return len(self.entries)
+        """Write one JSON object per line; returns the number of entries written.
+
+        The file appears whole or not at all (written aside, then renamed).  A
+        lone surrogate a server sent (half an emoji) is written as its JSON
+        escape, so the file is valid UTF-8 and loads back to the same text.
+        """
+        target = Path(path)
+        entries = list(self.entries)
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                         suffix=".tmp")
+        try:
+            with open(fd, "w", encoding="utf-8") as out:
+                for entry in entries:
+                    line = json.dumps(entry.to_dict(), ensure_ascii=False, default=repr)
+                    out.write(_LONE_SURROGATE.sub(_json_escape, line))
+                    out.write("\n")
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return len(entries)
 
     @classmethod
     def load_jsonl(cls, path: str | os.PathLike[str]) -> Transcript:
         """Read a transcript written by :meth:`export_jsonl`."""
-        transcript = cls()
+        transcript = cls(limit=None)
         with open(path, encoding="utf-8") as source:
             for number, line in enumerate(source, 1):
                 if not line.strip():
@@ -159,4 +232,10 @@ class Transcript:
                     transcript.entries.append(TranscriptEntry(**data))
                 except (ValueError, TypeError) as exc:
                     raise ValueError(f"{path}:{number}: not a transcript entry: {exc}") from None
+        if transcript.entries:
+            transcript._next_seq = transcript.entries[-1].seq + 1
         return transcript
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"

@@ -380,14 +380,22 @@ def findings_html(findings: Sequence[Any]) -> str:
         return f'{STYLE}<div class="mcpnb">No findings: no rule was seen broken.</div>'
     rows = "".join(
         f"<tr><td>{f.time:.3f}</td><td>{esc(f.side)}</td><td>{esc(f.rule.id)}</td>"
-        f"<td>{esc(f.detail)}</td><td><a href=\"{esc(f.rule.url())}\" target=\"_blank\">"
-        f"{esc(f.rule.section)}</a></td></tr>"
+        f"<td>{esc(f.detail)}</td><td>{_rule_source_html(f.rule)}</td></tr>"
         for f in findings
     )
     return (
         f'{STYLE}<div class="mcpnb"><table><tr><th>t (s)</th><th>side</th><th>rule</th>'
-        f"<th>what happened</th><th>spec</th></tr>{rows}</table></div>"
+        f"<th>what happened</th><th>spec or policy</th></tr>{rows}</table></div>"
     )
+
+
+def _rule_source_html(rule: Any) -> str:
+    """A spec rule links its section; a kit policy says so and names its setting."""
+    url = rule.url()
+    if url is None:
+        return f"<i>{esc(rule.source)}</i>"
+    return f'<a href="{esc(url)}" target="_blank">{esc(rule.section)}</a>'
+
 
 
 # -- tool results ----------------------------------------------------------------------------------

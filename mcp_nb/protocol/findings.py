@@ -1,8 +1,12 @@
-"""Spec findings: observed violations of MCP rules, by either side.
+"""Findings: observed breaches of MCP's rules or of the kit's own policies, by either side.
 
 A finding is evidence, not an exception: the session keeps running and the
 finding is recorded so a learner can look at exactly which message broke which
 rule.  Rules are a catalogue (data) so that docs and widgets can list them.
+
+Each rule is either a *spec* rule (it cites the section of the spec that
+states it) or a *policy* of this kit (a choice the spec leaves to the client,
+such as a size limit; it names the setting that changes it instead).
 
 Example::
 
@@ -16,24 +20,50 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .plaintext import plain_text
+
 SPEC_BASE_URL = "https://modelcontextprotocol.io/specification"
 
 Side = Literal["client", "server"]
+#: "spec": the spec states the rule; "policy": the kit chose it where the spec is silent.
+RuleKind = Literal["spec", "policy"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of the spec that the kit can observe being broken."""
+    """One rule that the kit can observe being broken: the spec's, or a policy of its own."""
 
     id: str
     summary: str
-    #: Path below the versioned spec root, e.g. ``basic/lifecycle#initialization``.
+    #: Spec rules: path below the versioned spec root, e.g. ``basic/lifecycle#initialization``.
+    #: Policies: where the kit's guide explains them (:data:`POLICY_SECTION`).
     section: str
     #: The revision whose text states the rule.
     spec_version: str = "2025-11-25"
+    kind: RuleKind = "spec"
+    #: Policies: the setting that changes the policy (e.g. ``max_message_bytes``), if any.
+    setting: str | None = None
 
-    def url(self, version: str | None = None) -> str:
+    def url(self, version: str | None = None) -> str | None:
+        """Where the spec states the rule; None for the kit's own policies."""
+        if self.kind == "policy":
+            return None
         return f"{SPEC_BASE_URL}/{version or self.spec_version}/{self.section}"
+
+    @property
+    def source(self) -> str:
+        """Where the rule comes from: ``spec: basic#responses`` or ``client policy, setting …``."""
+        if self.kind == "policy":
+            return f"client policy, setting {self.setting}" if self.setting else "client policy"
+        return f"spec: {self.section}"
+
+
+#: Where the guide (docs/guide.md) explains the kit's policies.
+POLICY_SECTION = "guide#client-policies"
+
+
+def _policy(rule_id: str, summary: str, setting: str | None = None) -> Rule:
+    return Rule(rule_id, summary, POLICY_SECTION, kind="policy", setting=setting)
 
 
 _RULE_LIST = (
@@ -92,9 +122,9 @@ _RULE_LIST = (
         "basic#messages",
     ),
     Rule(
-        "message-too-large",
-        "A message larger than the configured limit is discarded unread.",
-        "basic/transports#stdio",
+        "invalid-utf8",
+        "MCP messages are UTF-8 encoded JSON-RPC.",
+        "basic/transports",
     ),
     Rule(
         "response-to-unknown-id",
@@ -154,6 +184,29 @@ _RULE_LIST = (
         "A server asks only for input the client declared a capability for.",
         "basic/patterns/mrtr#server-requirements-basic-workflow", "2026-07-28",
     ),
+    Rule(
+        "tool-header-invalid",
+        "A tool whose x-mcp-header annotations are invalid must not be called (the client "
+        "drops it from the tool list).",
+        "basic/transports/streamable-http#custom-headers-from-tool-parameters", "2026-07-28",
+    ),
+    # The kit's own policies: choices the spec leaves to the client.
+    _policy(
+        "message-too-large",
+        "A message larger than the client's size limit is discarded unread (the spec sets no "
+        "limit; this client does, so a server cannot exhaust its memory).",
+        "max_message_bytes",
+    ),
+    _policy(
+        "observer-failed",
+        "A callback or observer that raises is contained: its error is recorded and the "
+        "session goes on.",
+    ),
+    _policy(
+        "message-handling-failed",
+        "An error while the client handles a message is recorded, the request it answers "
+        "fails with it, and the session goes on.",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULE_LIST}
@@ -173,10 +226,12 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        return f"[{self.side}] {self.rule.id}: {self.detail} (spec: {self.rule.section})"
+        detail = plain_text(self.detail)  # a server's words: no escapes reach a terminal
+        return f"[{self.side}] {self.rule.id}: {detail} ({self.rule.source})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The finding as JSON-ready data; a policy's also says so (``kind``, ``setting``)."""
+        data = {
             "rule": self.rule.id,
             "summary": self.rule.summary,
             "section": self.rule.section,
@@ -185,6 +240,9 @@ class Finding:
             "evidence": self.evidence,
             "time": self.time,
         }
+        if self.rule.kind == "policy":
+            data.update(kind="policy", setting=self.rule.setting)
+        return data
 
 
 def make_finding(

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import LifecycleError
+from .observers import Observers
 
 
 class State(enum.Enum):
@@ -176,7 +177,8 @@ class Lifecycle:
         self._t0 = clock()
         self.state = State.UNINITIALIZED
         self.history: list[TransitionRecord] = []
-        self._observers: list[Observer] = []
+        #: Told of every transition; an observer that raises is contained (see Observers).
+        self.observers: Observers[TransitionRecord] = Observers()
 
     def elapsed(self) -> float:
         return self._clock() - self._t0
@@ -187,8 +189,7 @@ class Lifecycle:
 
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer`` on every transition; returns a function that unsubscribes."""
-        self._observers.append(observer)
-        return lambda: self._observers.remove(observer)
+        return self.observers.add(observer)
 
     def can_fire(self, event: Event) -> bool:
         return (self.state, event) in _TABLE
@@ -204,8 +205,7 @@ class Lifecycle:
         record = TransitionRecord(self.state, transition.target, event, cause, self.elapsed())
         self.state = transition.target
         self.history.append(record)
-        for observer in list(self._observers):
-            observer(record)
+        self.observers.notify(record)
         return record
 
     @property
