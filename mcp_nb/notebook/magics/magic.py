@@ -30,6 +30,7 @@ GROUPS = (
     "lifecycle",
     "operations",
     "wire",
+    "recordings",
 )
 
 

@@ -25,6 +25,7 @@ from ..forms import ServerRequestInbox
 from ..hosted import HostedSession
 from .arguments import key_values
 from .displays import Listing
+from .recordings import add_replay_arguments, replay_target
 from .table import CommandGroup, McpCellError, Parser, Usage
 
 if TYPE_CHECKING:
@@ -73,12 +74,13 @@ def _connect_arguments(p: Parser) -> None:
                             f"notebook's namespace")
     p.add_argument("--roots", nargs="+", metavar="PATH_OR_URI",
                    help="declare roots and answer roots/list with these")
+    add_replay_arguments(p)
 
 
 @GROUP.command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
                           "config entry, or (with no target) the bundled lab server",
                arguments=_connect_arguments, server_argv=True,
-               expand=("target", "header", "env", "cwd", "config", "roots"))
+               expand=("target", "header", "env", "cwd", "config", "roots", "replay"))
 def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     base, transport, named = _target(mcp, args)
     era = args.era or mcp.era
@@ -162,6 +164,8 @@ def _connect_failure(url: str, exc: McpError) -> str:
 
 def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, bool]:
     """The session's base name, its transport, and whether the user named it."""
+    if args.replay:
+        return replay_target(args)
     env = key_values(args.env, parse_json=False)
     headers = key_values(args.header, parse_json=False)
     target = list(args.target)
