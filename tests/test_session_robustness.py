@@ -264,3 +264,16 @@ def test_a_failed_export_leaves_no_partial_file(tmp_path: Path) -> None:
         transcript.export_jsonl(target)
     assert target.read_text() == "previous export\n"
     assert os.listdir(tmp_path) == ["out.jsonl"]
+
+
+def test_the_flood_benchmark_runs_and_stays_bounded() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "flood.py"),
+                           "--count", "3000", "--limit", "100"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    figures = json.loads(done.stdout)
+    assert figures["notifications"] == 3000
+    assert figures["transcript_kept"] <= 112
+    assert figures["transcript_dropped"]["notification notifications/message"] >= 2000
