@@ -24,6 +24,7 @@ from mcp_nb.protocol.envelope import (
     error_response,
     parse,
     parse_object,
+    response_id_from_edges,
     to_dict,
 )
 from mcp_nb.protocol.errors import (
@@ -396,7 +397,8 @@ def test_message_one_byte_over_the_limit_is_rejected():
     data = _message_of_size(101)
     error = rejected(data, max_bytes=100)
     assert error.code == INVALID_REQUEST
-    assert error.message == "message of 101 bytes exceeds the 100-byte limit"
+    assert error.message == ("message of 101 bytes exceeds the 100-byte limit "
+                             "(raise it with the max_message_bytes option)")
     assert error.id is None
 
 
@@ -417,11 +419,44 @@ def test_size_limit_counts_utf8_bytes_of_str_input():
     assert f"message of {n_bytes} bytes" in error.message
 
 
-def test_default_limit_is_four_mebibytes():
-    assert DEFAULT_MAX_MESSAGE_BYTES == 4 * 1024 * 1024
+def test_default_limit_is_64_mebibytes_and_the_error_names_the_option():
+    # A PDF or a few images as base64 in one tool result must fit (docs/guide.md).
+    assert DEFAULT_MAX_MESSAGE_BYTES == 64 * 1024 * 1024
     assert parse(_message_of_size(DEFAULT_MAX_MESSAGE_BYTES)).method == "x"
     error = rejected(_message_of_size(DEFAULT_MAX_MESSAGE_BYTES + 1))
     assert f"exceeds the {DEFAULT_MAX_MESSAGE_BYTES}-byte limit" in error.message
+    assert "max_message_bytes" in error.message
+
+
+# -- the id of a message discarded for its size ----------------------------------------------
+
+def _edges(message: dict, keep: int = 40) -> tuple[bytes, bytes]:
+    """The first and last ``keep`` bytes of ``message`` padded to far more than ``2 * keep``."""
+    text = json.dumps(message).encode()
+    return text[:keep], text[-keep:]
+
+
+@pytest.mark.parametrize("message", [
+    {"jsonrpc": "2.0", "id": 12, "result": {"content": [{"text": "x" * 500}]}},
+    {"result": {"content": [{"text": "x" * 500}]}, "jsonrpc": "2.0", "id": 12},  # TS SDK order
+    {"jsonrpc": "2.0", "id": "r-12", "error": {"code": 1, "message": "x" * 500}},
+    {"id": 12, "jsonrpc": "2.0", "result": {"text": "x" * 500, "id": 99}},
+])
+def test_a_responses_id_is_read_from_its_two_ends(message: dict) -> None:
+    assert response_id_from_edges(*_edges(message)) == message["id"]
+
+
+@pytest.mark.parametrize("message", [
+    # A server's own request: its id is the server's, not one of ours.
+    {"jsonrpc": "2.0", "id": 12, "method": "sampling/createMessage", "params": {"x": "y" * 500}},
+    {"params": {"x": "y" * 500}, "method": "sampling/createMessage", "jsonrpc": "2.0", "id": 12},
+    # The id is in neither end.
+    {"jsonrpc": "2.0", "result": {"content": "x" * 500}, "id": 12, "extra": "z" * 100},
+    {"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "x" * 500}},
+    ["not", "an", "object", "x" * 500],
+])
+def test_no_id_is_guessed_when_the_ends_do_not_show_a_response_and_its_id(message: object) -> None:
+    assert response_id_from_edges(*_edges(message)) is None  # type: ignore[arg-type]
 
 
 # -- encoding --------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The stdio transport's pipes, against real child processes, on both pipe backends.
 
-``asyncio`` is what runs whenever the session is on asyncio (mcp_nb.transports.stdio_asyncio);
-``anyio`` is the fallback for other event loops (mcp_nb.transports.stdio_anyio), chosen here
-on asyncio by overriding the transport's backend check, so both are tested on the same servers.
+``asyncio`` is what runs whenever the session is on asyncio (the stdio package's
+``_asyncio_pipes``); ``anyio`` is the fallback for other event loops (``_anyio_pipes``),
+chosen here on asyncio by overriding the backend check, so both are tested on the same servers.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from support import LoopIterations, process_alive, python_command, wait_gone
+from support import LoopIterations, python_command, wait_gone
 
 from mcp_nb.transports import StdioTransport, TransportClosed, TransportEvent
-from mcp_nb.transports import stdio as stdio_module
-from mcp_nb.transports.stdio_anyio import AnyioServerProcess
-from mcp_nb.transports.stdio_asyncio import AsyncioServerProcess
+from mcp_nb.transports.stdio import backends
+from mcp_nb.transports.stdio._anyio_pipes import AnyioServerProcess
+from mcp_nb.transports.stdio._asyncio_pipes import AsyncioServerProcess
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=["asyncio", "anyio"])
 def pipes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "anyio":
-        monkeypatch.setattr(stdio_module, "_running_on_asyncio", lambda: False)
+        monkeypatch.setattr(backends, "_running_on_asyncio", lambda: False)
     return str(request.param)
 
 
@@ -90,12 +90,13 @@ OVERSIZED_IN_PIECES = """
 
 async def test_an_oversized_line_arriving_in_pieces_is_dropped_and_the_next_line_delivered(
         pipes: str) -> None:
-    async with running(OVERSIZED_IN_PIECES, max_line_bytes=1000) as (transport, events):
+    async with running(OVERSIZED_IN_PIECES, max_message_bytes=1000) as (transport, events):
         with anyio.fail_after(10):
             assert await transport.receive() == b'{"next": 1}'
     oversized = [event for event in events if event.kind == "oversized line"]
     assert len(oversized) == 1
-    assert "at least" in oversized[0].detail and oversized[0].data["limit"] == 1000
+    # Reported when its newline came, so with its whole size.
+    assert oversized[0].data == {"size": 5002, "limit": 1000}
 
 
 async def test_a_last_message_without_its_newline_is_delivered_at_the_end_of_stdout(
@@ -215,7 +216,7 @@ GRANDCHILD_KEEPS_STDOUT = """
 
 async def test_close_returns_when_the_server_exits_though_a_grandchild_holds_its_stdout() -> None:
     # asyncio backend only: anyio's process wait() also waits for the pipes to close,
-    # so there close() would wait for the grandchild too.
+    # which there only the sweep after the exit makes happen.
     async with running(GRANDCHILD_KEEPS_STDOUT) as (transport, events):
         with anyio.fail_after(10):
             while not transport.stderr_tail:
@@ -224,13 +225,12 @@ async def test_close_returns_when_the_server_exits_though_a_grandchild_holds_its
         try:
             with anyio.fail_after(5):
                 await transport.close()
-            assert process_alive(grandchild)  # still holding the pipe: close did not wait
-            assert kinds(events)[-1] == "exited" and transport.returncode == 0
+            assert kinds(events)[-2:] == ["exited", "group swept"] and transport.returncode == 0
             assert "SIGTERM" not in kinds(events)
+            assert wait_gone(grandchild, 5)  # swept with the rest of the server's group
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(grandchild, signal.SIGKILL)
-            wait_gone(grandchild, 5)
 
 
 async def test_a_frame_read_wakes_the_waiting_reader_in_the_same_iteration(pipes: str) -> None:

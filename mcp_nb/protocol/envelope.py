@@ -20,7 +20,8 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,12 @@ from .errors import INVALID_REQUEST, PARSE_ERROR, EnvelopeError
 
 RequestId = str | int
 
-#: Default upper bound for one message, checked before any parsing happens.
-DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+#: Default upper bound for one incoming message, in bytes: the kit's policy (the spec
+#: sets no limit), enforced by the transports as a message arrives and by
+#: :func:`decode`.  64 MiB because a tool result carries images, audio and
+#: documents as base64 text, a third larger than the file: a PDF or a few
+#: screenshots must pass, while a runaway server must not fill the kernel's memory.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -216,6 +221,71 @@ def parse_object(obj: Any) -> Message:
     return ErrorResponse(raw_id, ErrorObject(error["code"], error["message"], error.get("data")))
 
 
+def _top_level_members(text: str) -> Iterator[tuple[str, Any]]:
+    """``(key, value)`` of an object's members in order, as far as ``text`` holds them whole.
+
+    A member whose value (or colon) is cut off is still reported, with the value ``...``.
+    """
+    index = text.find("{")
+    if index < 0 or text[:index].strip():
+        return
+    index += 1
+    while True:
+        while index < len(text) and text[index] in " \t\r\n,":
+            index += 1
+        if index >= len(text) or text[index] != '"':
+            return
+        try:
+            key, index = json.decoder.scanstring(text, index + 1)
+        except ValueError:
+            return
+        colon = text.find(":", index)
+        if colon < 0:  # cut off after the key: the key alone still tells
+            yield key, ...
+            return
+        if text[index:colon].strip():
+            return
+        index = colon + 1
+        while index < len(text) and text[index] in " \t\r\n":
+            index += 1
+        try:
+            value, index = _SCAN_ONCE(text, index)
+        except (StopIteration, ValueError, RecursionError):
+            yield key, ...
+            return
+        yield key, value
+
+
+# An id that is the last member of the message: `"id": 7}` at its very end.
+_TRAILING_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
+
+
+def response_id_from_edges(head: bytes, tail: bytes) -> RequestId | None:
+    """The id of a response known only by its first and last bytes (the rest discarded).
+
+    A message over the size limit is dropped unread; when its two ends still
+    show that it was a response (a ``"result"`` or ``"error"`` member and no
+    ``"method"``) and which request it answered, that request can fail at once
+    instead of waiting for its timeout.  None when that cannot be told.
+
+    >>> response_id_from_edges(b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"te', b'"}]}}')
+    7
+    >>> response_id_from_edges(b'{"result":{"content":[{"te', b'x"}]},"jsonrpc":"2.0","id":"a"}')
+    'a'
+    >>> response_id_from_edges(b'{"jsonrpc":"2.0","id":3,"method":"sampling/create', b"}}")
+    """
+    members = dict(_top_level_members(head.decode("utf-8", "ignore")))
+    if "method" in members or not ("result" in members or "error" in members):
+        return None
+    found = members.get("id")
+    if found is None:
+        match = _TRAILING_ID.search(tail.decode("utf-8", "ignore"))
+        if match is None:
+            return None
+        found = json.loads(match.group(1))
+    return found if _is_valid_id(found) else None
+
+
 def decode(
     data: bytes | str,
     *,
@@ -231,7 +301,8 @@ def decode(
     if size > max_bytes:
         raise EnvelopeError(
             INVALID_REQUEST,
-            f"message of {size} bytes exceeds the {max_bytes}-byte limit",
+            f"message of {size} bytes exceeds the {max_bytes}-byte limit "
+            "(raise it with the max_message_bytes option)",
             rule="message-too-large",
         )
     try:

@@ -1,6 +1,6 @@
 """A future that can resume its waiting task in the same event-loop iteration (asyncio only).
 
-Shared by the stdio pipe reader (:mod:`.stdio_asyncio`), which wakes the
+Shared by the stdio pipe reader (:mod:`.stdio._asyncio_pipes`), which wakes the
 session's reader task from the pipe's read callback, and by the session
 (:mod:`mcp_nb.client.session`), whose callers wait for their responses on one
 each: a response handled right in the read callback resumes its caller there.

@@ -1,5 +1,5 @@
-"""The stdio server's pipes through anyio's process streams: the fallback for event loops
-other than asyncio (trio).
+"""The stdio server's pipes through anyio's process streams (private strategy): the fallback
+for event loops other than asyncio (trio).
 
 Portable, and a round trip slower than :mod:`.stdio_asyncio` (a read in the
 reader task and a checkpoint after every send); the session runs on asyncio
@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from .lines import LineFramer, LogLines
+from .framing import LineFramer
+
+if TYPE_CHECKING:
+    from .backends import StderrSink
 
 _READ_CHUNK = 65536
 _STREAM_GONE = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)
@@ -27,7 +31,7 @@ async def spawn_anyio(
     env: Mapping[str, str],
     cwd: str | None,
     frames: LineFramer,
-    on_stderr_line: Callable[[bytes], None],
+    stderr: StderrSink,
     task_group: TaskGroup,
 ) -> AnyioServerProcess:
     """Start ``argv`` in a session of its own, its stdout framed into ``frames``."""
@@ -43,7 +47,7 @@ async def spawn_anyio(
         start_new_session=True,
     )
     server = AnyioServerProcess(process, frames)
-    task_group.start_soon(server.pump_stderr, LogLines(frames.max_line_bytes), on_stderr_line)
+    task_group.start_soon(server.pump_stderr, stderr)
     return server
 
 
@@ -80,7 +84,7 @@ class AnyioServerProcess:
             return
         self._frames.feed(chunk)
 
-    async def pump_stderr(self, lines: LogLines, on_line: Callable[[bytes], None]) -> None:
+    async def pump_stderr(self, sink: StderrSink) -> None:
         assert self._process.stderr is not None
         stream = self._process.stderr
         while True:
@@ -88,22 +92,14 @@ class AnyioServerProcess:
                 chunk = await stream.receive(_READ_CHUNK)
             except _STREAM_GONE:
                 break
-            for line in lines.feed(chunk):
-                on_line(line)
-        for line in lines.end():
-            on_line(line)
+            sink.feed(chunk)
+        sink.end()
 
     async def close_stdin(self) -> None:
         if self._process.stdin is not None:
             # Already gone is fine: that is what closing it was for.
             with contextlib.suppress(anyio.BrokenResourceError, OSError):
                 await self._process.stdin.aclose()
-
-    def terminate(self) -> None:
-        self._process.terminate()
-
-    def kill(self) -> None:
-        self._process.kill()
 
     async def wait(self) -> None:
         await self._process.wait()

@@ -1,4 +1,4 @@
-"""stdio transport: the server is a child process speaking newline-delimited JSON.
+"""The stdio transport: the server is a child process speaking newline-delimited JSON.
 
 Rules this module carries out (MCP spec, basic/transports#stdio and
 basic/lifecycle#shutdown):
@@ -7,134 +7,38 @@ basic/lifecycle#shutdown):
 * one message per line on stdin/stdout; anything on stderr is the server's log;
 * shutdown: close the server's stdin, wait; SIGTERM, wait; SIGKILL; always reap.
 
-And the kit's own promise: no child process outlives the Python process.  Three
-layers make that hold: orderly :meth:`StdioTransport.close`, an ``atexit`` sweep
-of every still-running child, and — on Linux, through ``setpriv`` — a
-parent-death signal so even a SIGKILLed kernel takes its servers with it.
-
-The bytes themselves are moved by one of two pipe backends, chosen when the
-server starts: :mod:`.stdio_asyncio` on asyncio (what Jupyter runs; protocol
-callbacks on the pipes, no stream or extra task between the pipe and the
-session, so a round trip costs the fewest event-loop iterations) and
-:mod:`.stdio_anyio` everywhere else (anyio's process streams, e.g. on trio).
-Framing (:mod:`.lines`) and everything in this module are shared.
+The signals go to the server's whole process group, and what is left of the
+group once the server has exited is killed (:mod:`.process`: no orphans).  The
+bytes are moved by a pipe backend chosen in :mod:`.backends`; framing is
+:mod:`.framing`, the bounded stderr log :mod:`.stderr`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import contextlib
 import math
 import os
 import shutil
 import signal
-import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
 
 import anyio
 from anyio.abc import TaskGroup
 
-from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
-from .base import Emit, TransportClosed, TransportEvent
-from .lines import LineFramer, OversizedLine
-from .stdio_anyio import spawn_anyio
-from .stdio_asyncio import AsyncioServerProcess, TakeFailed, TakeInline, spawn_asyncio
-
-#: Environment variables a server inherits by default. Everything else (API keys,
-#: tokens in the notebook's environment) must be passed explicitly.
-DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-
-
-class ServerProcess(Protocol):
-    """A spawned server and its three pipes, as a pipe backend drives them.
-
-    Two backends: :mod:`.stdio_asyncio` (the fast path, on asyncio) and
-    :mod:`.stdio_anyio` (anyio's process streams, for other event loops).
-    Both frame stdout into the :class:`~.lines.LineFramer` they were given
-    and hand each stderr line to a callback; :class:`StdioTransport` does the
-    rest (events, errors, the shutdown escalation) the same way for both.
-    """
-
-    pid: int
-
-    @property
-    def returncode(self) -> int | None: ...
-
-    @property
-    def stdout_ended(self) -> bool:
-        """stdout reached its end; the framer has been told (a last unterminated line counts)."""
-
-    def write(self, data: bytes) -> Awaitable[None]:
-        """Write to stdin; raises :class:`BrokenPipeError` once it is gone."""
-
-    def read_more(self) -> Awaitable[None]:
-        """Wait until more of stdout was framed (maybe no complete frame) or it ended."""
-
-    async def close_stdin(self) -> None: ...
-
-    def terminate(self) -> None: ...
-
-    def kill(self) -> None: ...
-
-    async def wait(self) -> None:
-        """Until the server has exited and been reaped."""
-
-    async def aclose(self) -> None:
-        """Release the pipes; called once the server has exited."""
-
-
-# Children that have not been reaped yet, for the atexit sweep.
-_LIVE_CHILDREN: dict[int, ServerProcess] = {}
-
-
-def _kill_live_children() -> None:
-    for pid, server in list(_LIVE_CHILDREN.items()):
-        if server.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-
-atexit.register(_kill_live_children)
-
-_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
-
-
-def default_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The server's environment: the safe inherited variables plus ``extra``."""
-    env = {k: os.environ[k] for k in DEFAULT_INHERITED_ENV if k in os.environ}
-    if extra:
-        env.update(extra)
-    return env
-
-
-def _running_on_asyncio() -> bool:
-    """Can the asyncio pipe backend run here?
-
-    It needs an asyncio task (anyio has no public way to ask which backend
-    runs) and POSIX pipes: on Windows asyncio reads pipes only through the
-    proactor's overlapped I/O, which ``os.pipe()`` does not give.
-    """
-    if sys.platform == "win32":
-        return False
-    try:
-        return asyncio.current_task() is not None
-    except RuntimeError:  # no asyncio event loop in this thread
-        return False
-
-
-def describe_returncode(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
+from ...protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES, response_id_from_edges
+from ..base import Emit, TransportClosed, TransportEvent
+from . import backends
+from ._asyncio_pipes import AsyncioServerProcess, TakeFailed, TakeInline
+from .backends import ServerProcess
+from .framing import LineFramer, OversizedLine
+from .process import (
+    ProcessGroup,
+    default_environment,
+    describe_returncode,
+    with_parent_death_signal,
+)
+from .stderr import DEFAULT_STDERR_LINE_BYTES, StderrLog
 
 
 class StdioTransport:
@@ -147,7 +51,10 @@ class StdioTransport:
             await session.connect()
 
     ``stdin_close_grace`` and ``sigterm_grace`` are the two waits of the
-    shutdown escalation; ``stderr_lines`` bounds the stderr buffer.
+    shutdown escalation.  ``max_message_bytes`` bounds one incoming message
+    (see :data:`~mcp_nb.protocol.envelope.DEFAULT_MAX_MESSAGE_BYTES`);
+    ``stderr_lines`` and ``stderr_line_bytes`` bound what is kept of the
+    server's stderr (:attr:`stderr`).
     """
 
     kind = "stdio"
@@ -160,8 +67,9 @@ class StdioTransport:
         cwd: str | os.PathLike[str] | None = None,
         stdin_close_grace: float = 2.0,
         sigterm_grace: float = 2.0,
-        max_line_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_lines: int = 500,
+        stderr_line_bytes: int = DEFAULT_STDERR_LINE_BYTES,
     ) -> None:
         if isinstance(command, (str, bytes)):
             raise TypeError(
@@ -175,15 +83,21 @@ class StdioTransport:
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.stdin_close_grace = stdin_close_grace
         self.sigterm_grace = sigterm_grace
-        self.max_line_bytes = max_line_bytes
-        #: The last lines the server wrote to stderr (bounded).
-        self.stderr_tail: deque[str] = deque(maxlen=stderr_lines)
+        self.max_message_bytes = max_message_bytes
+        #: The server's stderr: the last lines, and counts of what was dropped or cut.
+        self.stderr = StderrLog(stderr_lines, stderr_line_bytes, self._on_stderr_line)
         self._server: ServerProcess | None = None
+        self._group: ProcessGroup | None = None
         self._emit: Emit = lambda event: None
-        self._framer = LineFramer(max_line_bytes)  # start() makes the one it uses
+        self._framer = LineFramer(max_message_bytes)  # start() makes the one it uses
         self._close_started = False
         # Created in start(): anyio events belong to a running event loop.
         self._closed: anyio.Event | None = None
+
+    @property
+    def stderr_tail(self) -> deque[str]:
+        """The last lines the server wrote to stderr (bounded; see :attr:`stderr`)."""
+        return self.stderr.lines
 
     @property
     def pid(self) -> int | None:
@@ -210,33 +124,22 @@ class StdioTransport:
     async def start(self, task_group: TaskGroup, emit: Emit) -> None:
         self._emit = emit
         self._closed = anyio.Event()
-        argv = [self._resolve_program(), *self.command[1:]]
-        if _SETPRIV:
-            # Parent-death signal: if this process dies without cleaning up, the
-            # kernel delivers SIGKILL to the server (survives the exec below).
-            argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
-        self._framer = LineFramer(self.max_line_bytes)
+        argv = with_parent_death_signal([self._resolve_program(), *self.command[1:]])
+        self._framer = LineFramer(self.max_message_bytes)
         try:
-            if _running_on_asyncio():
-                self._server = await spawn_asyncio(
-                    argv, env=self.env, cwd=self.cwd, frames=self._framer,
-                    on_stderr_line=self._record_stderr)
-            else:
-                self._server = await spawn_anyio(
-                    argv, env=self.env, cwd=self.cwd, frames=self._framer,
-                    on_stderr_line=self._record_stderr, task_group=task_group)
+            self._server = await backends.spawn(
+                argv, env=self.env, cwd=self.cwd, frames=self._framer, stderr=self.stderr,
+                task_group=task_group)
         except OSError as exc:
             raise TransportClosed(f"cannot start server {self.command!r}: {exc}") from exc
         pid = self._server.pid
-        _LIVE_CHILDREN[pid] = self._server
+        self._group = ProcessGroup(pid)
         emit(TransportEvent(
             "spawned", f"pid {pid}: {' '.join(self.command)}",
             {"pid": pid, "argv": list(self.command), "cwd": self.cwd},
         ))
 
-    def _record_stderr(self, raw: bytes) -> None:
-        line = raw.rstrip(b"\r").decode("utf-8", "replace")
-        self.stderr_tail.append(line)
+    def _on_stderr_line(self, line: str) -> None:
         self._emit(TransportEvent("stderr", line))
 
     async def send(self, frame: bytes) -> None:
@@ -309,12 +212,23 @@ class StdioTransport:
         return True
 
     def _report_oversized(self, line: OversizedLine) -> None:
+        """Say a message was discarded, and fail the request it answered if its id is legible."""
         at_least = "" if line.complete else "at least "
+        limit = self.max_message_bytes
+        size = f"{at_least}{line.size:,} bytes, over the limit of {limit:,} bytes"
         self._emit(TransportEvent(
-            "oversized line",
-            f"discarded a stdout line of {at_least}{line.size} bytes "
-            f"(limit {self.max_line_bytes})",
-            {"size": line.size, "limit": self.max_line_bytes},
+            "oversized line", f"discarded a stdout line of {size} (max_message_bytes)",
+            {"size": line.size, "limit": limit},
+        ))
+        request_id = response_id_from_edges(line.head, line.tail)
+        if request_id is None:
+            return
+        self._emit(TransportEvent(
+            "request failed",
+            f"the response to request {request_id!r} was {size}: raise the limit with "
+            f"max_message_bytes (e.g. StdioTransport(..., max_message_bytes={2 * line.size}))",
+            {"request_id": request_id, "cause": "too-large", "status": None, "limit": limit,
+             "option": "max_message_bytes", "size": line.size},
         ))
 
     def set_protocol_version(self, version: str) -> None:
@@ -322,7 +236,7 @@ class StdioTransport:
 
     def describe_exit(self) -> TransportClosed:
         code = self.returncode
-        tail = list(self.stderr_tail)[-10:]
+        tail = list(self.stderr.lines)[-10:]
         state = describe_returncode(code)
         message = f"the server process {'is ' if code is None else ''}{state}"
         if tail:
@@ -333,26 +247,28 @@ class StdioTransport:
         """Shut the server down as the spec says, escalating only when it must.
 
         Close stdin → wait ``stdin_close_grace`` → SIGTERM → wait
-        ``sigterm_grace`` → SIGKILL.  Shielded from cancellation: half a
-        shutdown would leave an orphan.
+        ``sigterm_grace`` → SIGKILL, each signal to the server's whole process
+        group; then kill what is left of the group.  Shielded from
+        cancellation: half a shutdown would leave an orphan.
         """
         if self._close_started:
             if self._closed is not None:
                 await self._closed.wait()
             return
         self._close_started = True
-        server = self._server
-        if server is None or self._closed is None:
+        server, group = self._server, self._group
+        if server is None or group is None or self._closed is None:
             return
         with anyio.CancelScope(shield=True):
             try:
-                await self._escalate(server)
+                await self._escalate(server, group)
             finally:
+                group.sweep()  # again: whatever the escalation did not get to
+                group.release()
                 await server.aclose()
-                _LIVE_CHILDREN.pop(server.pid, None)
                 self._closed.set()
 
-    async def _escalate(self, server: ServerProcess) -> None:
+    async def _escalate(self, server: ServerProcess, group: ProcessGroup) -> None:
         started = time.monotonic()
 
         def elapsed() -> dict[str, float]:
@@ -362,23 +278,26 @@ class StdioTransport:
         already_gone = server.returncode is not None
         if not already_gone:
             self._emit(TransportEvent("stdin closed", "closed the server's stdin", elapsed()))
-        steps = (
-            (self.stdin_close_grace, "SIGTERM", server.terminate),
-            (self.sigterm_grace, "SIGKILL", server.kill),
-        )
-        for grace, name, send_signal in steps:
+        for grace, signum in ((self.stdin_close_grace, signal.SIGTERM),
+                              (self.sigterm_grace, signal.SIGKILL)):
             if await self._wait_for_exit(server, grace):
                 break
+            name = signum.name
             self._emit(TransportEvent(
-                name, f"server still running after {grace:g}s: sent {name}", elapsed()
+                name, f"server still running after {grace:g}s: sent {name} to its process group",
+                elapsed(),
             ))
-            with contextlib.suppress(ProcessLookupError):
-                send_signal()
+            group.signal(signum)
         await self._wait_for_exit(server, math.inf)
         self._emit(TransportEvent(
             "exited", f"server {describe_returncode(server.returncode)}",
             {**elapsed(), "returncode": server.returncode},
         ))
+        if group.sweep():
+            self._emit(TransportEvent(
+                "group swept", "killed what the server left running in its process group "
+                "(processes it started)", elapsed(),
+            ))
 
     @staticmethod
     async def _wait_for_exit(server: ServerProcess, timeout: float) -> bool:

@@ -1,4 +1,4 @@
-"""The stdio server's pipes on asyncio: read and written by protocol callbacks, nothing between.
+"""The stdio server's pipes on asyncio (private strategy): protocol callbacks, nothing between.
 
 Why not asyncio's subprocess streams (which ``anyio.open_process`` uses)?
 Between the pipe and the session they cost a round trip three event-loop
@@ -40,12 +40,14 @@ import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .lines import LineFramer, LogLines, OversizedLine
-from .wakeup import InlineWakeup
+from ..wakeup import InlineWakeup
+from .framing import LineFramer, OversizedLine
 
-#: Called with each line the server writes to stderr, as it arrives.
-StderrLine = Callable[[bytes], None]
+if TYPE_CHECKING:
+    from .backends import StderrSink
+
 #: Handles one stdout frame in the pipe's read callback; False leaves it to the reader.
 TakeInline = Callable[[bytes], bool]
 #: Unread stdout frames at which reading the pipe stops until the reader catches up.
@@ -58,7 +60,7 @@ async def spawn_asyncio(
     env: Mapping[str, str],
     cwd: str | None,
     frames: LineFramer,
-    on_stderr_line: StderrLine,
+    stderr: StderrSink,
 ) -> AsyncioServerProcess:
     """Start ``argv`` in a session of its own, its stdout framed into ``frames``."""
     loop = asyncio.get_running_loop()
@@ -95,8 +97,8 @@ async def spawn_asyncio(
         stdout, stdout_reader = await loop.connect_read_pipe(
             lambda: _StdoutReader(frames), stdout_pipe)
         connected.append(stdout)
-        stderr, _ = await loop.connect_read_pipe(
-            lambda: _StderrReader(LogLines(frames.max_line_bytes), on_stderr_line), stderr_pipe)
+        stderr_transport, _ = await loop.connect_read_pipe(
+            lambda: _StderrReader(stderr), stderr_pipe)
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
@@ -107,7 +109,7 @@ async def spawn_asyncio(
             pipe.close()
         raise
     return AsyncioServerProcess(process, exit_watch, stdin, stdin_flow, stdout, stdout_reader,
-                                stderr)
+                                stderr_transport)
 
 
 class AsyncioServerProcess:
@@ -182,12 +184,6 @@ class AsyncioServerProcess:
     async def close_stdin(self) -> None:
         # Written data still buffered is sent first, then the pipe closes.
         self._stdin.close()
-
-    def terminate(self) -> None:
-        self._process.terminate()
-
-    def kill(self) -> None:
-        self._process.kill()
 
     async def wait(self) -> None:
         await self._exit_watch.exited.wait()
@@ -341,16 +337,13 @@ class _StdoutReader(asyncio.Protocol):
 
 
 class _StderrReader(asyncio.Protocol):
-    """Hands each stderr line on as it arrives (no task needed: nothing waits for it)."""
+    """Hands stderr on as it arrives (no task needed: nothing waits for it)."""
 
-    def __init__(self, lines: LogLines, on_line: StderrLine) -> None:
-        self._lines = lines
-        self._on_line = on_line
+    def __init__(self, sink: StderrSink) -> None:
+        self._sink = sink
 
     def data_received(self, data: bytes) -> None:
-        for line in self._lines.feed(data):
-            self._on_line(line)
+        self._sink.feed(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        for line in self._lines.end():
-            self._on_line(line)
+        self._sink.end()
