@@ -1,0 +1,90 @@
+"""The conformance client's own contract: environment parsing, dispatch, skill verification."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcp_nb.conformance import Assignment, load_players, player_for
+from mcp_nb.conformance.scenarios import (
+    SkillRejected,
+    accept_with_defaults,
+    sample_arguments,
+    skill_frontmatter,
+    verify_skill_file,
+)
+
+
+def test_assignment_reads_the_suite_environment() -> None:
+    environ = {
+        "MCP_CONFORMANCE_SCENARIO": "http-custom-headers",
+        "MCP_CONFORMANCE_PROTOCOL_VERSION": "2026-07-28",
+        "MCP_CONFORMANCE_CONTEXT": json.dumps({"name": "http-custom-headers",
+                                               "toolCalls": [{"name": "t"}]}),
+    }
+    assignment = Assignment.from_environment("http://127.0.0.1:1/mcp", environ)
+    assert assignment.scenario == "http-custom-headers"
+    assert assignment.protocol_version == "2026-07-28"
+    assert assignment.context["toolCalls"] == [{"name": "t"}]
+    assert assignment.server_url == "http://127.0.0.1:1/mcp"
+
+
+def test_assignment_without_a_scenario_is_refused() -> None:
+    with pytest.raises(ValueError, match="MCP_CONFORMANCE_SCENARIO"):
+        Assignment.from_environment("http://127.0.0.1:1/mcp", {})
+
+
+def test_every_core_scenario_has_a_player() -> None:
+    players = load_players()
+    for name in ("initialize", "tools_call", "sse-retry", "request-metadata",
+                 "elicitation-sep1034-client-defaults", "sep-2322-client-request-state",
+                 "http-custom-headers", "sep-2640-client-verify-digest"):
+        assert name in players
+    with pytest.raises(LookupError, match="no client for conformance scenario"):
+        player_for("no-such-scenario")
+
+
+def test_unknown_scenario_exits_2_and_says_why() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_nb.conformance", "http://127.0.0.1:9/mcp"],
+        env={"MCP_CONFORMANCE_SCENARIO": "no-such-scenario", "PATH": ""},
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "no client for conformance scenario 'no-such-scenario'" in done.stderr
+
+
+def test_sample_arguments_fill_required_parameters_only() -> None:
+    schema = {"type": "object", "required": ["a", "mode", "n", "flag"],
+              "properties": {"a": {"type": "number"}, "mode": {"enum": ["x", "y"]},
+                             "n": {"type": "integer", "default": 7},
+                             "flag": {"type": "boolean"}, "extra": {"type": "string"}}}
+    assert sample_arguments(schema) == {"a": 2.5, "mode": "x", "n": 7, "flag": True}
+
+
+def test_elicitation_is_accepted_with_the_form_defaults() -> None:
+    answer = accept_with_defaults({"requestedSchema": {"properties": {
+        "name": {"type": "string", "default": "Ada"}, "note": {"type": "string"}}}})
+    assert answer == {"action": "accept", "content": {"name": "Ada"}}
+
+
+def test_skill_files_are_checked_for_size_and_digest() -> None:
+    data = b"---\nname: s\n---\nbody\n"
+    listed = {"digest": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}
+    verify_skill_file("skill://s/SKILL.md", data, listed)
+    with pytest.raises(SkillRejected, match="bytes read"):
+        verify_skill_file("skill://s/SKILL.md", data + b"x", listed)
+    with pytest.raises(SkillRejected, match="does not match"):
+        verify_skill_file("skill://s/SKILL.md", data.replace(b"body", b"evil"), listed)
+
+
+def test_skill_frontmatter_is_parsed_as_yaml() -> None:
+    assert skill_frontmatter("---\nname: pdf\ndescription: 'Fill: forms'\n---\nbody") == {
+        "name": "pdf", "description": "Fill: forms"}
+    with pytest.raises(SkillRejected, match="not valid YAML"):
+        skill_frontmatter("---\nname: pdf\ndescription: Fill: forms\n---\nbody")
+    with pytest.raises(SkillRejected, match="never closed"):
+        skill_frontmatter("---\nname: pdf\n")
