@@ -111,13 +111,21 @@ class LineFramer:
 
     def _check_partial_size(self) -> None:
         if self._partial_size > self.max_line_bytes:
-            partial = b"".join(self._partial)
+            # Its two ends, without joining the whole line (that would double its memory).
+            head = tail = b""
+            for chunk in self._partial:
+                head += chunk[:EDGE_BYTES - len(head)]
+                if len(head) == EDGE_BYTES:
+                    break
+            for chunk in reversed(self._partial):
+                tail = chunk[-(EDGE_BYTES - len(tail)):] + tail
+                if len(tail) == EDGE_BYTES:
+                    break
+            self._discarding = True
+            self._discarded_size = self._partial_size
+            self._discarded_head, self._discarded_tail = head, tail
             self._partial.clear()
             self._partial_size = 0
-            self._discarding = True
-            self._discarded_size = len(partial)
-            self._discarded_head = partial[:EDGE_BYTES]
-            self._discarded_tail = partial[-EDGE_BYTES:]
 
     def _skip(self, piece: bytes) -> None:
         self._discarded_size += len(piece)

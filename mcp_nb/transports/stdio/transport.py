@@ -212,21 +212,19 @@ class StdioTransport:
         return True
 
     def _report_oversized(self, line: OversizedLine) -> None:
-        """Say a message was discarded, and fail the request it answered if its id is legible."""
+        """Say a message was discarded: as a failure of the request it answered, if legible."""
         at_least = "" if line.complete else "at least "
         limit = self.max_message_bytes
-        size = f"{at_least}{line.size:,} bytes, over the limit of {limit:,} bytes"
-        self._emit(TransportEvent(
-            "oversized line", f"discarded a stdout line of {size} (max_message_bytes)",
-            {"size": line.size, "limit": limit},
-        ))
+        size = f"{at_least}{line.size:,} bytes, over the {limit:,}-byte limit on one message"
         request_id = response_id_from_edges(line.head, line.tail)
         if request_id is None:
+            self._emit(TransportEvent(
+                "oversized line", f"discarded a stdout line of {size} (max_message_bytes)",
+                {"size": line.size, "limit": limit},
+            ))
             return
         self._emit(TransportEvent(
-            "request failed",
-            f"the response to request {request_id!r} was {size}: raise the limit with "
-            f"max_message_bytes (e.g. StdioTransport(..., max_message_bytes={2 * line.size}))",
+            "request failed", f"discarded its response of {size}",
             {"request_id": request_id, "cause": "too-large", "status": None, "limit": limit,
              "option": "max_message_bytes", "size": line.size},
         ))
