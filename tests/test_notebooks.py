@@ -141,6 +141,31 @@ def test_every_notebook_has_a_chinese_twin_with_the_same_code(path: Path) -> Non
     assert [_tags(cell) for cell in chinese] == [_tags(cell) for cell in english]
 
 
+def test_sync_twins_copies_changed_code_and_keeps_the_chinese_prose(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from sync_twins import sync
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    english, twin = tmp_path / "en.ipynb", tmp_path / "zh.ipynb"
+    original = nbformat.read(NOTEBOOK_FILES[0], as_version=4)
+    code = next(cell for cell in original.cells if cell.cell_type == "code")
+    code.source += "\n# changed"
+    nbformat.write(original, english)
+    twin.write_bytes((ZH / NOTEBOOK_FILES[0].name).read_bytes())
+    assert sync(english, twin) == "1 code cell(s) copied"
+    synced = nbformat.read(twin, as_version=4)
+    assert [c.source for c in synced.cells if c.cell_type == "code"] == [
+        c.source for c in original.cells if c.cell_type == "code"]
+    chinese = nbformat.read(ZH / NOTEBOOK_FILES[0].name, as_version=4)
+    assert [c.source for c in synced.cells if c.cell_type == "markdown"] == [
+        c.source for c in chinese.cells if c.cell_type == "markdown"]
+    assert sync(english, twin) == "in sync"
+    original.cells.append(nbformat.v4.new_code_cell("1"))
+    nbformat.write(original, english)
+    assert "do not line up" in sync(english, twin)
+
+
 def test_every_chinese_notebook_has_an_english_original() -> None:
     assert ZH_FILES, "notebooks/zh/ holds the Chinese edition"
     assert {path.name for path in ZH_FILES} == {path.name for path in NOTEBOOK_FILES}
