@@ -65,8 +65,9 @@ def test_every_figure_has_a_number_for(client: str,
 def test_targets_and_escalation_are_judged(quick_run: subprocess.CompletedProcess[str]) -> None:
     verdicts = re.findall(r"\| (met|missed) \|$", quick_run.stdout, re.MULTILINE)
     # Three targets per server, the two round-trip ones again on the interleaved ratios,
-    # and the two escalation cases on the lab server.
-    assert len(verdicts) == (3 + 2) * len(SERVERS) + 2
+    # the hosted path's (interleaved), and the two escalation cases on the lab server.
+    assert len(verdicts) == (3 + 2 + 1) * len(SERVERS) + 2
+    assert "hosted path (%mcp call): at most 3x raw pipe" in quick_run.stdout
     assert "ignores stdin close and SIGTERM" in quick_run.stdout
 
 
@@ -78,7 +79,7 @@ def test_interleaved_round_trips_are_reported(quick_run: subprocess.CompletedPro
         if len(cells) == 5 and cells[0] in SERVERS:
             rows[(cells[0], cells[1])] = cells[2:]
     for server in SERVERS:
-        for client in ("raw pipe", "mcp_nb", "official SDK"):
+        for client in ("raw pipe", "mcp_nb", "mcp_nb hosted (%mcp)", "official SDK"):
             median, x_raw, x_sdk = rows[(server, client)]
             assert float(median) > 0 and float(x_raw) > 0 and float(x_sdk) > 0
         assert float(rows[(server, "raw pipe")][1]) == 1.0  # each block against itself
