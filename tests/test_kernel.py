@@ -35,7 +35,8 @@ class Kernel:
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind = msg["msg_type"]
-            if kind in ("stream", "display_data", "execute_result", "error"):
+            if kind in ("stream", "display_data", "update_display_data", "execute_result",
+                        "error"):
                 outputs.append({"type": kind, **msg["content"]})
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break
@@ -63,7 +64,7 @@ def kernel():
 
 def _plain(result: dict[str, Any]) -> list[str]:
     return [o["data"]["text/plain"] for o in result["outputs"]
-            if o["type"] in ("display_data", "execute_result")]
+            if o["type"] in ("display_data", "update_display_data", "execute_result")]
 
 
 def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
@@ -91,6 +92,10 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
     assert "RequestTimeout" in timed_out["reply"]["evalue"]
     # One line, no traceback wall.
     assert len(timed_out["reply"]["traceback"]) == 1
+    # The progress widget's saved text was brought up to date: the outcome, in words.
+    shown, updated = _plain(timed_out)
+    assert shown == "Request tools/call slow #4: waiting"
+    assert updated.startswith("Request tools/call slow #4: timed out after ")
 
     server_pid = int(kernel.value(f"{SESSION}.transport.pid"))
     assert process_alive(server_pid)
@@ -101,7 +106,8 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
     cancel_ids = kernel.value(
         f"[e.message['params']['requestId'] for e in "
         f"{SESSION}.transcript.filter(method='notifications/cancelled')]")
-    assert cancel_ids == "[3, 4]"  # the timeout's and the interrupt's
+    # Id 2 was the tools/list the first call's arguments were checked against.
+    assert cancel_ids == "[4, 5]"  # the timeout's and the interrupt's
     # The session survived the interrupt.
     assert _plain(kernel.execute("%mcp call echo text=still-here"))[-1] == (
         "ToolResult (ok): still-here")

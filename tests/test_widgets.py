@@ -70,7 +70,17 @@ def test_tool_output_images_only_inline_raster_types() -> None:
     assert "image/svg+xml" in html and "data:image/svg" not in html  # shown as JSON only
     assert "lab://&lt;x&gt;" in html and "isError: true" in html
     view = ToolResultView(CallToolResult(content=blocks, isError=True))
-    assert repr(view) == "ToolResult (error): <b>x</b>"
+    assert repr(view) == (
+        "ToolResult (error): <b>x</b>\n[image image/png, 11 bytes]\n[image image/svg+xml, …")
+
+
+def test_results_without_text_still_say_what_they_are() -> None:
+    image = CallToolResult(content=[{"type": "image", "mimeType": "image/png",
+                                     "data": "iVBORw0KGgo="}])
+    assert repr(ToolResultView(image)) == "ToolResult (ok): [image image/png, 8 bytes]"
+    empty = CallToolResult(content=[])
+    assert repr(ToolResultView(empty)) == "ToolResult (ok): (empty result)"
+    assert "(empty result)" in render.content_blocks_html([])
 
 
 def test_transcript_view_pages_ten_thousand_entries() -> None:

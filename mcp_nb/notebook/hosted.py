@@ -21,7 +21,9 @@ from typing import Any
 import anyio
 
 from ..client.session import ClientSession
+from ..protocol.envelope import Notification
 from ..protocol.lifecycle import State
+from ..protocol.models import Tool
 from ..transports.base import Transport
 from .loop import BackgroundLoop
 from .widgets import SessionView
@@ -53,6 +55,26 @@ class HostedSession:
         self.aio = _AsyncFacade(self)
         #: Live widgets for this session (displaying the session shows them).
         self.view = SessionView(session, name)
+        self._tools: dict[str, Tool] | None = None
+        session.on_notification(self._forget_tools)
+
+    def tool(self, name: str) -> Tool | None:
+        """The server's description of tool ``name`` (None if it has no such tool).
+
+        The server's ``tools/list`` is asked once and remembered until the
+        server says ``notifications/tools/list_changed``.
+        """
+        if self._tools is None:
+            self._tools = {tool.name: tool for tool in self.loop.run(self.session.list_tools())}
+        return self._tools.get(name)
+
+    def remember_tools(self, tools: list[Tool]) -> None:
+        """A fresh ``tools/list`` answer, e.g. from ``%mcp tools``."""
+        self._tools = {tool.name: tool for tool in tools}
+
+    def _forget_tools(self, notification: Notification) -> None:
+        if notification.method == "notifications/tools/list_changed":
+            self._tools = None
 
     @classmethod
     def open(cls, name: str, transport: Transport, loop: BackgroundLoop,

@@ -400,6 +400,29 @@ def _rule_source_html(rule: Any) -> str:
 
 # -- tool results ----------------------------------------------------------------------------------
 
+#: What a result with no content blocks says (rather than nothing at all).
+EMPTY_RESULT = "(empty result)"
+
+
+def content_summary(blocks: Sequence[dict[str, Any]]) -> str:
+    """Plain text for content blocks: the text, and a bracketed note for anything else."""
+    parts = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind in ("image", "audio"):
+            size = len(str(block.get("data", "")).rstrip("=")) * 3 // 4  # base64 → bytes
+            parts.append(f"[{kind} {block.get('mimeType', '?')}, {size:,} bytes]")
+        elif kind == "resource":
+            parts.append(f"[resource {block.get('resource', {}).get('uri', '?')}]")
+        elif kind == "resource_link":
+            parts.append(f"[link {block.get('uri', '?')}]")
+        else:
+            parts.append(f"[{kind} block]")
+    return "\n".join(parts) if parts else EMPTY_RESULT
+
+
 def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False) -> str:
     """Tool output: text, images (only safe raster data URIs), embedded resources."""
     parts = []
@@ -417,6 +440,8 @@ def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False
             parts.append(f"<div><b>{esc(resource.get('uri', ''))}</b><pre>{esc(body)}</pre></div>")
         else:
             parts.append(pretty_json_html(block))
+    if not parts:
+        parts.append(f"<p><i>{EMPTY_RESULT}</i></p>")
     status = '<b class="finding">isError: true</b>' if is_error else ""
     return f'{STYLE}<div class="mcpnb">{status}{"".join(parts)}</div>'
 

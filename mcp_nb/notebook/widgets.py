@@ -399,8 +399,19 @@ class SessionView(_Described, w.Tab):
                 + self.capabilities.static_html() + self.findings.static_html())
 
 
+def duration(seconds: float) -> str:
+    """``3.2 ms`` or ``1.5 s``: always one decimal, which the notebooks' sanitizer masks."""
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
 class RequestProgress(_Described, w.HBox):
-    """One in-flight request: progress, elapsed time against its timeout, a Cancel button."""
+    """One request: what it is, its progress against its timeout, Cancel; then its outcome.
+
+    The outcome is said in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``,
+    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text and
+    static HTML; once shown with :meth:`show`, the saved output is rewritten when
+    the request ends, so a notebook never keeps a stale "waiting".
+    """
 
     def __init__(self, method: str, timeout: float | None) -> None:
         super().__init__()
@@ -408,19 +419,32 @@ class RequestProgress(_Described, w.HBox):
         self.timeout = timeout
         self.request_id: int | None = None
         self.outcome = "waiting"
+        #: The last progress notification: (progress, total or None).
+        self.step: tuple[float, float | None] | None = None
+        #: Why the timeout is held (a person is answering the server), or None.
+        self.held: str | None = None
         #: Called with the request id when Cancel is clicked (set by whoever runs the call).
         self.on_cancel: Callable[[int], Any] | None = None
         self._started = time.monotonic()
-        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0, description=method[:20])
-        self.elapsed = w.Label()
+        self._display: Any = None
+        self.title = w.Label(value=method)
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0)
+        self.status = w.Label()
         self.cancel_button = w.Button(description="Cancel", button_style="warning")
         self.cancel_button.on_click(lambda button: self.cancel())
-        self.children = [self.bar, self.elapsed, self.cancel_button]
+        self.children = [self.title, self.bar, self.status, self.cancel_button]
         self._tick()
+
+    def show(self) -> None:
+        """Display it, so that its saved output can be brought up to date when it ends."""
+        from IPython.display import display
+
+        self._display = display(self, display_id=True)
 
     def sent(self, request_id: int) -> None:
         """The request is on the wire with this id."""
         self.request_id = request_id
+        self._tick()
 
     def cancel(self) -> None:
         """What the Cancel button does: cancel the request on the wire."""
@@ -428,12 +452,27 @@ class RequestProgress(_Described, w.HBox):
                 self.outcome == "waiting"):
             self.on_cancel(self.request_id)
 
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _step_text(self) -> str:
+        if self.step is None:
+            return ""
+        done, total = self.step
+        return f"step {done:g} of {total:g}" if total else f"step {done:g}"
+
     def _tick(self) -> None:
-        elapsed = time.monotonic() - self._started
-        limit = f" / {self.timeout:g}s" if self.timeout else ""
-        self.elapsed.value = f"{elapsed:.1f}s{limit}"
+        parts = [self._step_text()]
+        if self.held:
+            parts.append(f"timeout held: {self.held}")
+        else:
+            limit = f" / {duration(self.timeout)}" if self.timeout else ""
+            parts.append(f"{duration(self.elapsed)}{limit}")
+        self.status.value = " · ".join(part for part in parts if part)
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.step = (float(progress), float(total) if total else None)
         if total:
             self.bar.max = float(total)
             self.bar.value = min(float(progress), float(total))
@@ -441,16 +480,38 @@ class RequestProgress(_Described, w.HBox):
             self.bar.max = float(progress) + 1.0
             self.bar.value = float(progress)
         if message:
-            self.bar.description = message[:20]
+            self.bar.tooltip = message
         self._tick()
 
-    def finish(self, outcome: str) -> None:
+    def hold(self, reason: str | None) -> None:
+        """Show that the timeout is held (``reason``), or running again (None)."""
+        self.held = reason
+        self._tick()
+
+    # -- how it ended --
+
+    def done(self) -> None:
+        self.bar.value = self.bar.max
+        self._finish(f"done in {duration(self.elapsed)}", "success")
+
+    def cancelled(self) -> None:
+        where = f"at {self._step_text()}" if self.step else f"after {duration(self.elapsed)}"
+        self._finish(f"cancelled {where}", "warning")
+
+    def timed_out(self, after: float) -> None:
+        self._finish(f"timed out after {duration(after)}", "danger")
+
+    def failed(self, error: BaseException) -> None:
+        self._finish(f"failed: {type(error).__name__}: {error}", "danger")
+
+    def _finish(self, outcome: str, style: str) -> None:
         self.outcome = outcome
         self.cancel_button.disabled = True
-        self.bar.bar_style = "success" if outcome == "done" else "danger"
-        if outcome == "done":
-            self.bar.value = self.bar.max
-        self._tick()
+        self.cancel_button.button_style = ""  # grey: nothing left to cancel
+        self.bar.bar_style = style
+        self.status.value = outcome
+        if self._display is not None:
+            self._display.update(self)
 
     def describe(self) -> str:
         ident = f" #{self.request_id}" if self.request_id is not None else ""
@@ -467,7 +528,7 @@ class ToolResultView(_Described, w.HTML):
 
     def describe(self) -> str:
         status = "error" if self.result.isError else "ok"
-        text = self.result.text
+        text = render.content_summary(self.result.content)
         preview = text if len(text) <= 60 else text[:59] + "…"
         return f"ToolResult ({status}): {preview}"
 

@@ -48,8 +48,9 @@ class BackgroundCall:
     def __repr__(self) -> str:
         return repr(self.progress)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.progress._repr_mimebundle_(**kwargs)
+    def _ipython_display_(self) -> None:
+        # Through a display id, so the saved output follows the call to its end.
+        self.progress.show()
 
 
 class RawView:

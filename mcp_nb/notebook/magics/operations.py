@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+import threading
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from IPython.display import display
 
-from ...client.errors import RequestCancelled
-from ...protocol.models import LOG_LEVELS, CallToolResult
+from ...client.errors import RequestCancelled, RequestTimeout
+from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
+from ..arguments_check import problems
 from ..forms import ToolForm
 from ..widgets import RequestProgress
 from .arguments import key_values, request_options, request_settings
@@ -19,14 +21,19 @@ from .displays import BackgroundCall, Listing
 from .table import CommandGroup, McpCellError, Parser
 
 if TYPE_CHECKING:
+    from ..hosted import HostedSession
     from .magic import McpMagics
+
+T = TypeVar("T")
 
 GROUP = CommandGroup()
 
 
 @GROUP.command("tools", "list the server's tools", arguments=request_options)
 def tools(mcp: McpMagics, args: argparse.Namespace) -> Listing:
-    found = mcp.session().list_tools(**request_settings(args))
+    hosted = mcp.session()
+    found = hosted.list_tools(**request_settings(args))
+    hosted.remember_tools(found)
     return Listing("tools", ("name", "title", "description"),
                    [(t.name, t.title or "", t.description or "") for t in found], found)
 
@@ -40,52 +47,93 @@ def _call_arguments(p: Parser) -> None:
     p.add_argument("--reset-on-progress", action="store_true",
                    help="restart the timeout whenever progress arrives")
     p.add_argument("--max-timeout", type=float, help="upper bound even with progress")
-    request_options(p)
+    p.add_argument("--timeout", type=float, help="seconds to wait (overrides the default)")
+    p.add_argument("--force", action="store_true",
+                   help="send even if the arguments do not match the tool's inputSchema, or "
+                        "the lifecycle or capabilities forbid it (a finding is recorded)")
 
 
-@GROUP.command("call", "call a tool: %mcp call TOOL {json} or k=v …", arguments=_call_arguments,
-               json_arguments=True)
+@GROUP.command("call", "call a tool: %mcp call TOOL {json} or k=v … (checked against the "
+                       "tool's inputSchema first; --force sends anyway)",
+               arguments=_call_arguments, json_arguments=True)
 def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session()
     arguments = dict(args.json or {})
     arguments.update(key_values(args.arguments, parse_json=True))
+    if not args.force:
+        check_arguments(hosted, args.tool, arguments)
     options = request_settings(args)
     if args.reset_on_progress:
         options["reset_timeout_on_progress"] = True
     if args.max_timeout is not None:
         options["max_timeout"] = args.max_timeout
-    timeout = options.get("timeout", hosted.session.default_timeout)
-    progress = RequestProgress(f"tools/call {args.tool}", timeout)
-    options["on_progress"] = progress.progress
-    options["on_sent"] = progress.sent
-
-    async def run() -> CallToolResult:
-        try:
-            result = await hosted.session.call_tool(args.tool, arguments, **options)
-        except BaseException as exc:
-            cancelled = isinstance(exc, (RequestCancelled, anyio.get_cancelled_exc_class()))
-            progress.finish("cancelled" if cancelled else f"failed: {type(exc).__name__}")
-            raise
-        progress.finish("done")
-        return result
-
+    progress = RequestProgress(f"tools/call {args.tool}",
+                               options.get("timeout", hosted.session.default_timeout))
     progress.on_cancel = lambda request_id: hosted.loop.submit(
         hosted.session.cancel(request_id, "Cancel button"))
-    if args.background:
-        return BackgroundCall(progress, hosted.loop.submit(run()))
-    if mcp.show_widgets:
-        display(progress)
-    return hosted.run(run())
+    on_wire = threading.Event()
+
+    def sent(request_id: int) -> None:
+        # Shown once on the wire: a request the guard refuses never gets a widget.
+        progress.sent(request_id)
+        if mcp.show_widgets and not args.background:
+            progress.show()
+        on_wire.set()
+
+    options["on_progress"] = progress.progress
+    options["on_sent"] = sent
+    job = track(progress, hosted.session.call_tool(args.tool, arguments, **options))
+    if not args.background:
+        return hosted.run(job)
+    future = hosted.loop.submit(job)
+    while not on_wire.wait(0.05) and not future.done():
+        pass
+    if future.done() and progress.request_id is None:
+        future.result()  # refused before it was sent: the cell fails with the reason
+    return BackgroundCall(progress, future)
+
+
+async def track(progress: RequestProgress, request: Awaitable[T]) -> T:
+    """Await ``request``, telling ``progress`` how it ended."""
+    try:
+        result = await request
+    except RequestTimeout as exc:
+        progress.timed_out(exc.timeout)
+        raise
+    except (RequestCancelled, anyio.get_cancelled_exc_class()):
+        progress.cancelled()
+        raise
+    except BaseException as exc:
+        progress.failed(exc)
+        raise
+    progress.done()
+    return result
+
+
+def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any]) -> None:
+    """Fail the cell, naming each field, if ``arguments`` do not fit the tool's inputSchema."""
+    if "tools" not in hosted.session.capabilities.server:
+        return  # the capability guard refuses the call itself, with its own reason
+    tool = hosted.tool(name)
+    if tool is None:
+        raise McpCellError(f"the server has no tool {name!r} (%mcp tools lists them; "
+                           "--force sends the call anyway)")
+    found = problems(tool.inputSchema, arguments)
+    if found:
+        raise McpCellError(f"not sent: the arguments do not fit {name}'s inputSchema: "
+                           f"{'; '.join(found)} (--force sends them anyway)")
 
 
 @GROUP.command("form", "a form for calling TOOL, generated from its inputSchema",
                arguments=lambda p: p.add_argument("tool"))
 def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
     hosted = mcp.session()
-    found = {tool.name: tool for tool in hosted.list_tools()}
-    if args.tool not in found:
-        raise McpCellError(f"no tool {args.tool!r}; the server has {', '.join(found)}")
-    tool = found[args.tool]
+    found = hosted.list_tools()
+    hosted.remember_tools(found)
+    by_name = {tool.name: tool for tool in found}
+    if args.tool not in by_name:
+        raise McpCellError(f"no tool {args.tool!r}; the server has {', '.join(by_name)}")
+    tool = by_name[args.tool]
     return ToolForm(tool, lambda arguments: hosted.loop.submit(
         hosted.session.call_tool(tool.name, arguments)))
 

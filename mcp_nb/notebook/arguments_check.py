@@ -1,0 +1,59 @@
+"""Tool arguments checked against the tool's ``inputSchema`` before they are sent.
+
+Uses :mod:`jsonschema` (the validator the official Python SDK uses), so a
+mistake is named on the client's side, field by field, instead of coming back
+as whatever the server makes of it::
+
+    >>> problems({"type": "object", "required": ["a", "b"],
+    ...           "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+    ...          {"a": "three"})
+    ["a: 'three' is not of type 'number'", "b: required, missing"]
+
+A schema that is itself broken is the server's problem, not the caller's: it
+is reported once and the arguments are not judged against it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+
+def problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """One line per problem, each naming its field (``a.b[0]``) and why; empty when valid."""
+    if not isinstance(schema, dict):
+        return []
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except SchemaError as exc:
+        return [f"(the tool's inputSchema is not a valid JSON Schema, so nothing was checked: "
+                f"{exc.message})"]
+    found = []
+    for error in validator_class(schema).iter_errors(arguments):
+        if error.validator == "required":
+            # jsonschema words it "'b' is a required property", at the parent's path.
+            missing = [name for name in error.validator_value
+                       if isinstance(error.instance, dict) and name not in error.instance]
+            found += [f"{_field([*error.absolute_path, name])}: required, missing"
+                      for name in missing]
+            continue
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            declared = error.schema.get("properties") or {}
+            patterns = list(error.schema.get("patternProperties") or {})
+            found += [f"{_field([*error.absolute_path, name])}: not a parameter of this tool"
+                      for name in error.instance if name not in declared
+                      and not any(re.search(pattern, name) for pattern in patterns)]
+            continue
+        found.append(f"{_field(error.absolute_path) or '(arguments)'}: {error.message}")
+    return sorted(found)
+
+
+def _field(path: Any) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
