@@ -22,6 +22,8 @@ class TypedApi:
         async def request(self, method: str, params: dict[str, Any] | None = None,
                           **options: Any) -> dict[str, Any]: ...
 
+        def _screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
     async def ping(self, **options: Any) -> float:
         """Send ``ping``; returns the round-trip time in seconds."""
         start = anyio.current_time()
@@ -40,9 +42,15 @@ class TypedApi:
                 return items
 
     async def list_tools(self, **options: Any) -> list[Tool]:
-        """Every tool the server offers (follows ``nextCursor`` pagination)."""
-        return [Tool.model_validate(t) for t in await self._list_all("tools/list", "tools",
-                                                                      **options)]
+        """Every tool the server offers (follows ``nextCursor`` pagination).
+
+        In the stateless era (2026-07-28) a tool whose ``x-mcp-header``
+        annotations break the spec's rules is left out, and a
+        ``tool-header-invalid`` finding says why; the others' annotated
+        arguments are mirrored as ``Mcp-Param-*`` headers when called over HTTP.
+        """
+        tools = await self._list_all("tools/list", "tools", **options)
+        return [Tool.model_validate(t) for t in self._screen_tools(tools)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         **options: Any) -> CallToolResult:

@@ -396,6 +396,10 @@ class ClientSession(TypedApi):
             on_sent(request_id)
         return await table.wait(pending, max_timeout)
 
+    def _screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What :meth:`list_tools` returns of the tools listed (the stateless era screens)."""
+        return self._stateless.screen_tools(tools) if self.era is Era.STATELESS else tools
+
     async def cancel(self, request_id: int | None = None, reason: str = "cancelled by user") -> int:
         """Cancel an in-flight request (the latest one when ``request_id`` is None).
 

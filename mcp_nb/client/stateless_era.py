@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..protocol import stateless
+from ..protocol import stateless, tool_headers
 from ..protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     LifecycleError,
@@ -124,7 +124,11 @@ class StatelessEra:
                 return initialized
             break
         await session.shutdown(reason="era negotiation failed")
-        raise EraProbeFailed(f"cannot agree on a protocol version: {verdict.reason}")
+        reason = verdict.reason
+        if verdict.verdict == "retry":  # refused again after the one retry
+            reason = (f"the server refused server/discover at {version} again, although it "
+                      "lists that version as supported")
+        raise EraProbeFailed(f"cannot agree on a protocol version: {reason}")
 
     def _adopt(self, version: str, discover: DiscoverResult) -> None:
         session = self._session
@@ -175,16 +179,21 @@ class StatelessEra:
                 if not negotiate or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
                     raise
                 supported = stateless.supported_from_error(exc.data) or []
-                mutual = [v for v in STATELESS_VERSIONS if v in supported and v != version]
+                mutual = [v for v in STATELESS_VERSIONS if v in supported]
                 if renegotiated or not mutual:
                     raise UnsupportedProtocolVersionError(
                         requested=version, server_supported=supported,
                         supported=STATELESS_VERSIONS,
-                        hint="if it lists handshake-era versions, connect with era='auto'"
+                        hint="" if version in supported else
+                        "if it lists handshake-era versions, connect with era='auto'"
                     ) from exc
                 renegotiated = True
-                self._step("version", f"{method}: the server does not speak {version}; "
-                           f"retrying at {mutual[-1]}, which it lists")
+                if mutual[-1] == version:
+                    self._step("version", f"{method}: the server refused {version} although "
+                               "it lists it as supported; retrying once at the same version")
+                else:
+                    self._step("version", f"{method}: the server does not speak {version}; "
+                               f"retrying at {mutual[-1]}, which it lists")
                 version = session.stateless_version = mutual[-1]
                 current = {**current, "_meta": {**current["_meta"],
                                                 stateless.META_PROTOCOL_VERSION: version}}
@@ -320,6 +329,31 @@ class StatelessEra:
         if subscription.ended is None and subscription.request_id in session._table.pending:
             await session.cancel(subscription.request_id, "the client ended the subscription")
         subscription.ended = subscription.ended or "the client ended the subscription"
+
+    def screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Leave out tools whose ``x-mcp-header`` annotations are invalid (SEP-2243).
+
+        Each one left out is a ``tool-header-invalid`` finding; the transport
+        (if it sends headers) learns the annotations of every tool kept.
+        """
+        session = self._session
+        tell_transport = getattr(session.transport, "set_param_headers", None)
+        kept = []
+        for tool in tools:
+            if not isinstance(tool, dict):
+                kept.append(tool)  # not a tool at all: the model says so
+                continue
+            schema, name = tool.get("inputSchema"), tool.get("name")
+            problems = tool_headers.header_problems(schema)
+            if problems:
+                session._record.finding(
+                    "tool-header-invalid", "server", f"tool {name!r} is left out of the tool "
+                    f"list and will not be called: {'; '.join(problems)}", tool)
+                continue
+            if tell_transport is not None and isinstance(name, str):
+                tell_transport(name, tool_headers.header_annotations(schema))
+            kept.append(tool)
+        return kept
 
     def route(self, method: str, params: dict[str, Any]) -> None:
         """File a notification tagged with a subscription id under its subscription."""

@@ -132,7 +132,13 @@ class UnsupportedProtocolVersionError(McpError):
         self.server_supported = server_supported
         self.supported = supported
         listed = ", ".join(map(str, server_supported)) or "nothing"
-        text = (f"the server does not support protocol version {requested!r} "
-                f"(-32022 Unsupported protocol version); it supports {listed}; "
-                f"this client speaks {', '.join(supported)}")
+        if requested in server_supported:
+            # A server that refuses what it lists: say exactly that, never "none in common".
+            text = (f"the server refused protocol version {requested!r} (-32022 Unsupported "
+                    f"protocol version) although it lists it among the versions it supports "
+                    f"({listed}); the client retried once with it and was refused again")
+        else:
+            text = (f"the server does not support protocol version {requested!r} "
+                    f"(-32022 Unsupported protocol version); it supports {listed}; "
+                    f"this client speaks {', '.join(supported)}")
         super().__init__(text + (f"; {hint}" if hint else ""))

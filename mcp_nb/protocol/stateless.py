@@ -242,6 +242,11 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
             if mutual and mutual[-1] != offered:
                 return ProbeVerdict("retry", f"the server is modern but does not speak "
                                     f"{offered}; it lists {', '.join(supported)}", mutual[-1])
+            if mutual:  # it refused the very version it lists: worth one more try as it is
+                return ProbeVerdict("retry", f"the server refused {offered} although it lists "
+                                    f"it among the versions it supports "
+                                    f"({', '.join(supported)}); trying {offered} once more",
+                                    offered)
             if any(v in VERSIONS for v in supported):
                 return ProbeVerdict("handshake", f"the server lists only handshake-era "
                                     f"versions it shares with us ({', '.join(supported)})")

@@ -26,7 +26,7 @@ import contextlib
 import json
 import math
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol.stateless import META_PROTOCOL_VERSION
+from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
 from .base import Emit, TransportClosed, TransportEvent
 
@@ -243,6 +244,8 @@ class HttpTransportBase:
         self._tasks_done: anyio.Event | None = None
         self._sender_done: anyio.Event | None = None
         self._closed: anyio.Event | None = None
+        # Tool name → its x-mcp-header annotations (set_param_headers).
+        self._param_annotations: dict[str, tuple[HeaderAnnotation, ...]] = {}
 
     # -- the Transport protocol ------------------------------------------------------------
 
@@ -283,6 +286,25 @@ class HttpTransportBase:
         if isinstance(item, TransportClosed):
             raise item
         return item
+
+    def set_param_headers(self, tool: str, annotations: Sequence[HeaderAnnotation]) -> None:
+        """Told by the session which arguments of ``tool`` travel as ``Mcp-Param-*`` headers.
+
+        2026-07-28 (SEP-2243): each stateless ``tools/call`` of ``tool`` then
+        mirrors those arguments (see :mod:`mcp_nb.protocol.tool_headers`).
+        """
+        if annotations:
+            self._param_annotations[tool] = tuple(annotations)
+        else:
+            self._param_annotations.pop(tool, None)
+
+    def _param_headers(self, outgoing: Outgoing) -> dict[str, str]:
+        annotations = (self._param_annotations.get(outgoing.name or "")
+                       if outgoing.method == "tools/call" else None)
+        if not annotations:
+            return {}
+        params = json.loads(outgoing.frame).get("params") or {}
+        return param_headers(annotations, params.get("arguments"))
 
     def set_protocol_version(self, version: str) -> None:
         """Remember the negotiated version for the ``MCP-Protocol-Version`` header.
@@ -428,7 +450,8 @@ class HttpTransportBase:
                 shown.append(f"{name}: {REDACTED}")
             elif lower == "mcp-session-id":
                 shown.append(f"{name}: {abbreviate(value)}")
-            elif lower in ("mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name"):
+            elif lower in ("mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name") \
+                    or lower.startswith("mcp-param-"):  # mirrors the body, shown there anyway
                 shown.append(f"{name}: {value}")
         return shown
 

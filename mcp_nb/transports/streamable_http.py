@@ -183,6 +183,7 @@ class StreamableHttpTransport(HttpTransportBase):
     async def _post_stateless(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
         """POST a stateless-era request: its own headers, no session, one response."""
         headers = {**self.headers, **outgoing.stateless_headers(),
+                   **self._param_headers(outgoing),
                    "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
         label = f"SSE stream of {outgoing.label}"
         with anyio.CancelScope() as exchange:
