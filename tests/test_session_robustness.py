@@ -277,3 +277,22 @@ def test_the_flood_benchmark_runs_and_stays_bounded() -> None:
     assert figures["notifications"] == 3000
     assert figures["transcript_kept"] <= 112
     assert figures["transcript_dropped"]["notification notifications/message"] >= 2000
+
+
+@pytest.mark.parametrize("megabytes", [10, 100])
+async def test_a_big_result_succeeds_under_the_default_limit_and_a_huge_one_fails_fast(
+        megabytes: int) -> None:
+    big = ('b\'{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"\' + '
+           f'b"x" * {megabytes * 2**20} + ' 'b\'"}]}}\\n\'')
+    async with ClientSession(server(big=[big]), timeout=120) as session:
+        await session.connect()
+        with anyio.fail_after(60):  # far below the request's timeout
+            if megabytes * 2**20 < session.max_message_bytes:
+                assert len((await session.call_tool("big")).text or "") == megabytes * 2**20
+            else:
+                with pytest.raises(ResponseRejected) as caught:
+                    await session.call_tool("big")
+                assert caught.value.cause == "too-large"
+                assert caught.value.option == "max_message_bytes"
+                assert "max_message_bytes" in str(caught.value)
+            assert (await session.call_tool("echo")).text == "ok"

@@ -95,7 +95,7 @@ class ClientSession(TypedApi):
         timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = DEFAULT_MAX_TIMEOUT,
         reset_timeout_on_progress: bool = False,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_bytes: int | None = None,
         on_roots: RequestHandler | None = None,
         on_sampling: RequestHandler | None = None,
         on_elicitation: RequestHandler | None = None,
@@ -131,7 +131,11 @@ class ClientSession(TypedApi):
         self.default_timeout = timeout
         self.max_timeout = max_timeout
         self.reset_timeout_on_progress = reset_timeout_on_progress
-        self.max_message_bytes = max_message_bytes
+        #: The largest message decoded; by default the transport's own limit, so that one
+        #: setting (``StdioTransport(max_message_bytes=…)``) rules both.
+        self.max_message_bytes: int = (
+            max_message_bytes if max_message_bytes is not None
+            else getattr(transport, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES))
 
         self.lifecycle = Lifecycle()
         self.transcript = Transcript(transcript_limit)
