@@ -123,11 +123,11 @@ async def test_server_requests_are_replayed_and_wait_for_the_answer(lab_recordin
 
 async def test_an_unanswered_recorded_request_gets_an_error_not_a_hang(tmp_path: Path) -> None:
     path = tmp_path / "never.jsonl"
-    async with ClientSession(StdioTransport(lab_command("--never-answer", "tools/call")),
-                             timeout=0.3) as session:
+    async with ClientSession(StdioTransport(lab_command("--never-answer", "tools/call"))) \
+            as session:
         await session.connect()
         with pytest.raises(RequestTimeout):
-            await session.call_tool("add", {"a": 1, "b": 2})
+            await session.call_tool("add", {"a": 1, "b": 2}, timeout=0.3)
         save(session, path)
     async with replayed(path, timeout=30) as session:
         with anyio.fail_after(20), pytest.raises(ServerError) as caught:
