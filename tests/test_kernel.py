@@ -40,7 +40,10 @@ class Kernel:
                 outputs.append({"type": kind, **msg["content"]})
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break
+        # Skip other replies: start_new_kernel may leave an extra kernel_info_reply behind.
         reply = self.client.get_shell_msg(timeout=TIMEOUT)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.client.get_shell_msg(timeout=TIMEOUT)
         return {"status": reply["content"]["status"], "reply": reply["content"],
                 "outputs": outputs}
 
