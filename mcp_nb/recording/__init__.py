@@ -13,6 +13,8 @@ docs/recording.md describes the file format and each step.
 """
 
 from .capture import capture, save
+from .diff import SessionDiff, diff_recordings
+from .export import export_tests
 from .format import FORMAT_VERSION, Header, Record, Recording, RecordingError, load, loads
 from .replayer import Replayer
 from .script import Exchange, Miss, Script
@@ -27,7 +29,10 @@ __all__ = [
     "RecordingError",
     "Replayer",
     "Script",
+    "SessionDiff",
     "capture",
+    "diff_recordings",
+    "export_tests",
     "load",
     "loads",
     "save",
