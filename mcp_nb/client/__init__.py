@@ -34,6 +34,7 @@ from .errors import (
     SessionClosed,
 )
 from .session import DEFAULT_MAX_TIMEOUT, DEFAULT_TIMEOUT, ClientSession, EraStep, Subscription
+from .tasks import Task, TaskCancelled, TaskFailed
 from .transcript import DEFAULT_TRANSCRIPT_LIMIT, Transcript, TranscriptEntry
 
 
@@ -61,6 +62,9 @@ __all__ = [
     "ServerExited",
     "SessionClosed",
     "Subscription",
+    "Task",
+    "TaskCancelled",
+    "TaskFailed",
     "Transcript",
     "TranscriptEntry",
     "lab_command",

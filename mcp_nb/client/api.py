@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..protocol.models import CallToolResult, Prompt, Resource, ResourceTemplate, Tool
+from ..protocol.tasks import is_task_handle
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 
 class TypedApi:
@@ -23,6 +27,8 @@ class TypedApi:
                           **options: Any) -> dict[str, Any]: ...
 
         def _screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+        def _open_task(self, method: str, result: dict[str, Any]) -> Task: ...
 
     async def ping(self, **options: Any) -> float:
         """Send ``ping``; returns the round-trip time in seconds."""
@@ -54,9 +60,29 @@ class TypedApi:
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         **options: Any) -> CallToolResult:
-        """Call a tool; a tool-level failure comes back as ``isError`` (not an exception)."""
+        """Call a tool; a tool-level failure comes back as ``isError`` (not an exception).
+
+        If the server answers with a task (the tasks extension, SEP-2663), the
+        task is followed to its end and its result returned, as if it had come
+        at once; :meth:`start_tool` hands out the task instead.
+        """
         result = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
                                     **options)
+        if is_task_handle(result):
+            result = await self._open_task("tools/call", result).wait()
+        return CallToolResult.model_validate(result)
+
+    async def start_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                         **options: Any) -> CallToolResult | Task:
+        """Call a tool; the :class:`~mcp_nb.client.tasks.Task` if the server made one.
+
+        The server decides (SEP-2663): a :class:`CallToolResult` when it
+        answered at once, a task to poll, answer and cancel otherwise.
+        """
+        result = await self.request("tools/call", {"name": name, "arguments": arguments or {}},
+                                    **options)
+        if is_task_handle(result):
+            return self._open_task("tools/call", result)
         return CallToolResult.model_validate(result)
 
     async def list_resources(self, **options: Any) -> list[Resource]:

@@ -45,6 +45,7 @@ KNOWN_SERVER_NOTIFICATIONS = frozenset({
     "notifications/prompts/list_changed",
     "notifications/elicitation/complete",
     "notifications/subscriptions/acknowledged",
+    "notifications/tasks/status",
 })
 
 
@@ -244,6 +245,10 @@ class Inbound:
             session._server_requests.cancel(params.get("requestId"))
         elif method == "notifications/message":
             session.log_messages.append(params)
+        elif method == "notifications/tasks/status":
+            task = session.tasks.get(params.get("taskId"))  # type: ignore[arg-type]
+            if task is not None:
+                task.take_notification(params)
         self._route_to_subscription(method, params)
         for callback in list(self.notification_callbacks):
             self._call_soon("on_notification callback", callback, message)

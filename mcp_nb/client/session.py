@@ -39,6 +39,7 @@ from ..protocol.findings import Finding
 from ..protocol.lifecycle import Lifecycle, State, TransitionRecord
 from ..protocol.models import DiscoverResult, Implementation, InitializeResult
 from ..protocol.negotiation import Capabilities, VersionOutcome
+from ..protocol.tasks import EXTENSION as TASKS_EXTENSION
 from ..protocol.versions import LATEST_STATELESS_VERSION, LATEST_VERSION, STATELESS_VERSIONS, Era
 from ..transports.base import Transport, TransportEvent
 from .api import TypedApi
@@ -52,9 +53,10 @@ from .recorder import Recorder
 from .requests import UNSET, ProgressCallback, RequestTable
 from .server_requests import CAPABILITY_OF_HANDLER, RequestHandler, ServerRequests
 from .stateless_era import EraStep, StatelessEra, Subscription
+from .tasks import Task, open_task
 from .transcript import DEFAULT_TRANSCRIPT_LIMIT, Transcript
 
-__all__ = ["ClientSession", "EraStep", "RawExchange", "Subscription"]
+__all__ = ["ClientSession", "EraStep", "RawExchange", "Subscription", "Task"]
 
 DEFAULT_TIMEOUT = 30.0
 #: How long ``server/discover`` may stay unanswered before the era probe reads the
@@ -80,6 +82,10 @@ class ClientSession(TypedApi):
     ``roots/list``, ``sampling/createMessage`` and ``elicitation/create``; each
     takes the request's params and returns the result (sync or async).
 
+    ``tasks=True`` declares the tasks extension (SEP-2663): the server may
+    then answer ``tools/call`` with a task (:meth:`call_tool` follows it,
+    :meth:`start_tool` hands it out; :attr:`tasks` holds them).
+
     ``transcript_limit`` bounds what the session keeps of what it saw: the
     most recent that many transcript entries, and as many log messages,
     findings and transport events (the transcript counts what it dropped).
@@ -103,6 +109,7 @@ class ClientSession(TypedApi):
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         transcript_limit: int = DEFAULT_TRANSCRIPT_LIMIT,
+        tasks: bool = False,
     ) -> None:
         self.transport = transport
         if client_info is None:
@@ -118,6 +125,10 @@ class ClientSession(TypedApi):
         if capabilities is None:
             capabilities = {CAPABILITY_OF_HANDLER[m]: {} for m in handlers}
         self.client_capabilities: dict[str, Any] = dict(capabilities)
+        if tasks:  # the tasks extension (SEP-2663): the server may answer with tasks
+            extensions = dict(self.client_capabilities.get("extensions") or {})
+            extensions[TASKS_EXTENSION] = {}
+            self.client_capabilities["extensions"] = extensions
         #: Version every stateless-era request carries (a -32022 answer may change it).
         self.stateless_version = LATEST_STATELESS_VERSION
         if protocol_version in STATELESS_VERSIONS:
@@ -157,6 +168,8 @@ class ClientSession(TypedApi):
         #: ``io.modelcontextprotocol/serverInfo`` of the latest result that carried one.
         self.last_server_info: dict[str, Any] | None = None
         self.subscriptions: dict[int, Subscription] = {}
+        #: Tasks the server made (tasks extension), by task id.
+        self.tasks: dict[str, Task] = {}
         self.transport_events: list[TransportEvent] = RecentList(limit=transcript_limit)
 
         # The parts, in the order they need each other.
@@ -399,6 +412,12 @@ class ClientSession(TypedApi):
         if on_sent is not None:
             on_sent(request_id)
         return await table.wait(pending, max_timeout)
+
+    def _tasks_declared(self) -> bool:
+        return TASKS_EXTENSION in (self.client_capabilities.get("extensions") or {})
+
+    def _open_task(self, method: str, result: dict[str, Any]) -> Task:
+        return open_task(self, method, result)
 
     def _screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """What :meth:`list_tools` returns of the tools listed (the stateless era screens)."""

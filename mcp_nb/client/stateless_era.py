@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..protocol import stateless, tool_headers
+from ..protocol import stateless, tasks, tool_headers
 from ..protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     LifecycleError,
@@ -40,6 +40,7 @@ from .errors import (
     SessionClosed,
 )
 from .requests import UNSET
+from .tasks import task_handle_problem
 
 if TYPE_CHECKING:
     from .session import ClientSession
@@ -209,7 +210,7 @@ class StatelessEra:
                     f"{method}: the server still asks for input after "
                     f"{session.max_input_rounds} rounds; giving up (raise max_input_rounds if "
                     "that is expected)")
-            answers = await self._answer_input_requests(method, needed)
+            answers = await self.answer_input_requests(method, needed.requests)
             current = stateless.retry_params(current, answers, needed.request_state)
 
     def _input_required(self, method: str,
@@ -229,6 +230,12 @@ class StatelessEra:
                            f"the {method} result has no resultType; read as complete", result)
             return None
         kind = stateless.result_type(result)
+        if kind == tasks.RESULT_TYPE_TASK:
+            problem = task_handle_problem(session, method)
+            if problem is None:
+                return None  # a task handle: the caller follows it (mcp_nb.client.tasks)
+            record.finding("task-result-invalid", "server", problem, result)
+            raise InvalidResult(f"{method}: {problem}")
         if kind not in stateless.RESULT_TYPES:
             detail = (f"the {method} result has resultType {kind!r}, which this client does "
                       "not know (complete, input_required): the result is invalid")
@@ -247,19 +254,26 @@ class StatelessEra:
         record.finding("input-required-not-allowed", "server", problem, result)
         raise InvalidResult(f"{method}: {problem}")
 
-    async def _answer_input_requests(self, method: str,
-                                     needed: stateless.InputRequired) -> dict[str, Any]:
-        """Answer each input request with the handler the handshake era would use."""
+    async def answer_input_requests(self, method: str,
+                                    requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Answer each input request with the handler the handshake era would use.
+
+        ``method`` names what asked (a request, or a task) in messages.  Also
+        used for a task's input requests (:mod:`mcp_nb.client.tasks`).
+        """
         session = self._session
-        asked = ", ".join(f"{key} ({request['method']})"
-                          for key, request in needed.requests.items())
+        asked = ", ".join(f"{key} ({request.get('method')})"
+                          for key, request in requests.items())
         session._record.note("input required", f"{method} needs input before it can complete: "
                              f"{asked or 'nothing asked, only requestState to echo'}; the "
                              "client answers, then retries with a new id")
         answers: dict[str, Any] = {}
-        for key, request in needed.requests.items():
-            wanted = request["method"]
-            capability = stateless.INPUT_REQUEST_CAPABILITY[wanted]
+        for key, request in requests.items():
+            wanted = request.get("method")
+            capability = stateless.INPUT_REQUEST_CAPABILITY.get(wanted)  # type: ignore[arg-type]
+            if capability is None:
+                raise InputRequestFailed(f"{method} asked for {wanted!r} (input {key!r}), "
+                                         "which no client answers")
             if not session.capabilities.client_supports(wanted):
                 detail = (f"{method} asked for {wanted} (input {key!r}), but this client did "
                           f"not declare the {capability!r} capability")
@@ -272,7 +286,7 @@ class StatelessEra:
                     f"{method} asked for {wanted} (input {key!r}): the client declared "
                     f"{capability!r} but has no handler (pass on_{capability}=…)")
             try:
-                answer = handler(request["params"])
+                answer = handler(request.get("params") or {})
                 if inspect.isawaitable(answer):
                     answer = await answer
             except Exception as exc:

@@ -43,11 +43,15 @@ class Rule:
     kind: RuleKind = "spec"
     #: Policies: the setting that changes the policy (e.g. ``max_message_bytes``), if any.
     setting: str | None = None
+    #: Rules of an extension, stated outside the versioned spec: the page that states them.
+    link: str | None = None
 
     def url(self, version: str | None = None) -> str | None:
         """Where the spec states the rule; None for the kit's own policies."""
         if self.kind == "policy":
             return None
+        if self.link is not None:
+            return self.link
         return f"{SPEC_BASE_URL}/{version or self.spec_version}/{self.section}"
 
     @property
@@ -189,6 +193,21 @@ _RULE_LIST = (
         "A tool whose x-mcp-header annotations are invalid must not be called (the client "
         "drops it from the tool list).",
         "basic/transports/streamable-http#custom-headers-from-tool-parameters", "2026-07-28",
+    ),
+    # The tasks extension (SEP-2663), stated in its SEP rather than the versioned spec.
+    Rule(
+        "task-transition-invalid",
+        "A task's status moves only as the extension's table allows; a terminal status "
+        "(completed, failed, cancelled) is final.",
+        "SEP-2663#task-status",
+        link="https://modelcontextprotocol.io/seps/2663-tasks-extension#task-status",
+    ),
+    Rule(
+        "task-result-invalid",
+        "A task handle (resultType task) answers only a request that supports tasks, from a "
+        "client that declared the extension, and carries taskId, status and timestamps.",
+        "SEP-2663#polymorphic-results",
+        link="https://modelcontextprotocol.io/seps/2663-tasks-extension#polymorphic-results",
     ),
     # The kit's own policies: choices the spec leaves to the client.
     _policy(

@@ -123,7 +123,7 @@ class Outgoing:
             if isinstance(meta, dict) and isinstance(meta.get(META_PROTOCOL_VERSION), str):
                 version = meta[META_PROTOCOL_VERSION]
                 if method in NAMED_METHODS:
-                    value = params.get("uri" if method == "resources/read" else "name")
+                    value = params.get(NAMED_METHODS[method])
                     name = value if isinstance(value, str) else None
             return cls(frame, "request", message_id, method, stateless_version=version,
                        name=name)
@@ -162,8 +162,10 @@ class Outgoing:
         )
 
 
-#: Stateless requests whose ``Mcp-Name`` header mirrors ``params.name`` / ``params.uri``.
-NAMED_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Stateless requests whose ``Mcp-Name`` header mirrors a param, and which one: the
+#: name or uri (SEP-2243), the task id for the tasks extension's requests (SEP-2663).
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                 "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 _BASE64_SENTINEL = ("=?base64?", "?=")
 
 
