@@ -1,4 +1,4 @@
-"""The conformance client's own contract: environment parsing, dispatch, skill verification."""
+"""The conformance client and the suite driver on their own: contract, dispatch, verdicts."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,15 @@ from mcp_nb.conformance.scenarios import (
     skill_frontmatter,
     verify_skill_file,
 )
+from mcp_nb.conformance.suite import (
+    SUITE_VERSIONS,
+    ListedScenario,
+    Outcome,
+    Suite,
+    parse_listing,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_assignment_reads_the_suite_environment() -> None:
@@ -88,3 +98,53 @@ def test_skill_frontmatter_is_parsed_as_yaml() -> None:
         skill_frontmatter("---\nname: pdf\ndescription: Fill: forms\n---\nbody")
     with pytest.raises(SkillRejected, match="never closed"):
         skill_frontmatter("---\nname: pdf\n")
+
+
+def test_the_suite_listing_is_parsed_by_section() -> None:
+    listing = ("Server scenarios (test against a server):\n"
+               "  - ping [2025-06-18,2025-11-25]\n"
+               "\nClient scenarios (test against a client):\n"
+               "  - \x1b[1mtools_call\x1b[0m [2025-06-18,2025-11-25,2026-07-28]\n"
+               "  - auth/dpop [extension]\n"
+               "\nAuthorization server scenarios (test against an authorization server):\n"
+               "  - authorization-code-grant [2025-03-26]\n")
+    listed = parse_listing(listing)
+    assert [(s.role, s.name, s.tags) for s in listed] == [
+        ("server", "ping", ("2025-06-18", "2025-11-25")),
+        ("client", "tools_call", ("2025-06-18", "2025-11-25", "2026-07-28")),
+        ("client", "auth/dpop", ("extension",)),
+        ("authorization-server", "authorization-code-grant", ("2025-03-26",)),
+    ]
+    assert listed[2].is_auth and not listed[1].is_auth
+
+
+def test_each_tagged_revision_is_a_wire_version_where_the_suite_can_choose(tmp_path) -> None:
+    tools_call = ListedScenario("client", "tools_call", ("2025-06-18", "2026-07-28"))
+    extension = ListedScenario("client", "sep-2640-client-no-prefetch", ("extension",))
+    assert Suite("0.2.0-alpha.12", tmp_path).wire_versions(tools_call) == (
+        "2025-06-18", "2026-07-28")
+    assert Suite("0.2.0-alpha.12", tmp_path).wire_versions(extension) == ("default",)
+    assert Suite("0.1.16", tmp_path).wire_versions(tools_call) == ("default",)
+
+
+@pytest.mark.parametrize(("exit_code", "statuses", "ok"), [
+    (0, ["SUCCESS", "INFO"], True),
+    (0, ["SUCCESS", "WARNING"], False),
+    (1, ["SUCCESS"], False),
+    (0, ["SUCCESS", "FAILURE"], False),
+    (0, [], False),
+])
+def test_a_run_passes_only_on_a_clean_verdict(exit_code: int, statuses: list[str],
+                                              ok: bool) -> None:
+    outcome = Outcome("0.2.0-alpha.12", "client", "x", "default", exit_code, "",
+                      [{"status": status} for status in statuses])
+    assert outcome.ok is ok
+
+
+def test_the_report_is_in_the_docs_toctree() -> None:
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "\nconformance\n" in index
+    report = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    for version in SUITE_VERSIONS:
+        assert f"## {version}: Client scenarios" in report
+        assert f"## {version}: Server scenarios" in report

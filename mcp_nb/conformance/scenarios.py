@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -42,6 +43,10 @@ async def connected(assignment: Assignment, **session_options: Any
             await session.connect(version, era="stateless")
         else:
             await session.connect(version)
+        # The suite keeps the client's stderr with the results: the report reads the
+        # wire version actually spoken from this line.
+        print(f"mcp_nb.conformance: speaking {session.negotiated_version} ({session.era} era)",
+              file=sys.stderr, flush=True)
         yield session
 
 

@@ -1,0 +1,199 @@
+"""Write docs/conformance.md from the official conformance suite's own results.
+
+By default it runs the suite first, through the same tests CI runs
+(``tests/test_conformance_suite.py``: both pinned suite versions, every non-auth
+client scenario against ``python -m mcp_nb.conformance``, every server scenario
+against the lab server), which leave one result directory per run in
+``.cache/conformance/results``. With ``--no-run`` it only reads the directories
+already there (or those under ``-o DIR``)::
+
+    python scripts/conformance_report.py                 # run everything, then write
+    python scripts/conformance_report.py --no-run        # rewrite from the last run
+    python scripts/conformance_report.py --no-run -o /tmp/results --doc /tmp/conformance.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import html
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mcp_nb.conformance.suite import (  # noqa: E402
+    DEFAULT_WIRE,
+    SUITE_VERSIONS,
+    Outcome,
+    Suite,
+)
+
+CACHE = ROOT / ".cache" / "conformance"
+RESULTS = CACHE / "results"
+DOC = ROOT / "docs" / "conformance.md"
+ROLES = {"client": "Client scenarios (mcp_nb's client: `python -m mcp_nb.conformance`)",
+         "server": "Server scenarios (the lab server: "
+                   "`python -m mcp_nb.lab --http --fixtures conformance`)"}
+
+
+def run_suites(results: Path) -> float:
+    """Run the conformance tests from scratch; returns how long they took (seconds)."""
+    shutil.rmtree(results, ignore_errors=True)
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    str(ROOT / "tests" / "test_conformance_suite.py")], cwd=ROOT, check=False,
+                   env={**os.environ, "PYTHONUTF8": "1"})
+    return time.monotonic() - started
+
+
+def load_outcomes(results: Path) -> list[Outcome]:
+    """Every saved run, plus a failed placeholder for each listed run that left no result."""
+    found = {(o.suite, o.role, o.scenario, o.wire): o
+             for o in (Outcome.load(path.parent) for path in results.rglob("outcome.json"))}
+    for version in SUITE_VERSIONS:
+        suite = Suite(version, CACHE)
+        suite.install()
+        for scenario in suite.scenarios():
+            if scenario.role not in ROLES or scenario.is_auth:
+                continue
+            for wire in suite.wire_versions(scenario):
+                key = (version, scenario.role, scenario.name, wire)
+                found.setdefault(key, Outcome(*key, exit_code=-1, output=(
+                    "no result: the run never reached the suite (did its server start?)")))
+    return [found[key] for key in sorted(found)]
+
+
+def cell(text: str, limit: int = 200) -> str:
+    """Text that is safe inside one cell of a Markdown table."""
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(text, quote=False).replace("|", "\\|").replace("`", "'")
+
+
+def wire_of(outcome: Outcome) -> str:
+    if outcome.spoken and outcome.spoken != outcome.wire:
+        return f"{outcome.spoken} (suite default)" if outcome.wire == DEFAULT_WIRE else (
+            f"{outcome.wire} (spoke {outcome.spoken})")
+    return "suite default" if outcome.wire == DEFAULT_WIRE else outcome.wire
+
+
+def verdict(outcome: Outcome) -> str:
+    if outcome.ok:
+        return "pass"
+    if not outcome.checks:
+        return "FAIL (no checks: did not run)"
+    return "FAIL"
+
+
+def reasons(outcome: Outcome, shown: int = 3) -> str:
+    """The suite's own words for what went wrong in a run (and the client's, if it failed)."""
+    found = [f"{check.get('name') or check.get('id')}: "
+             f"{check.get('errorMessage') or check.get('description', '')}"
+             for check in outcome.checks if check.get("status") in ("FAILURE", "WARNING")]
+    text = outcome.failure_text().splitlines()
+    client_error = next((line for line in text if line.startswith("mcp_nb.conformance:")
+                         and " failed: " in line), None)
+    if client_error is not None:
+        found.insert(0, client_error)
+    if not found:
+        found = [next((line for line in reversed(text) if line.strip()),
+                      f"suite exit {outcome.exit_code}")]
+    more = f" (and {len(found) - shown} more)" if len(found) > shown else ""
+    return "; ".join(found[:shown]) + more
+
+
+def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
+    grouped: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        grouped[(outcome.suite, outcome.role)].append(outcome)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Conformance",
+        "",
+        "How mcp_nb fares against the official MCP conformance suite "
+        "([`@modelcontextprotocol/conformance`](https://github.com/modelcontextprotocol/"
+        "conformance)), at the two versions the project holds itself to: "
+        f"{', '.join(SUITE_VERSIONS)}. Its client scenarios start a scenario server and run "
+        "mcp_nb's client, `python -m mcp_nb.conformance`, against it; its server scenarios "
+        "drive the lab server started with its conformance fixtures. A run counts as passed "
+        "when the suite's verdict is a pass and no check failed or warned.",
+        "",
+        "A scenario tagged with several protocol revisions is run once per revision, at "
+        "that revision's wire version (2026-07-28 is the stateless era); suite 0.1.16 "
+        "cannot pick the wire per scenario, so its scenarios run at their own default. "
+        "The authorization (`auth/*`) client scenarios are run by the authorization tests "
+        "and are not listed here.",
+        "",
+        f"Generated by `scripts/conformance_report.py` from the suite's result files, "
+        f"at commit `{commit}` on {now}"
+        + (f"; the run took {elapsed / 60:.1f} minutes." if elapsed is not None else "."),
+        "CI runs the same scenarios in `tests/test_conformance_suite.py` and fails on any "
+        "failure.",
+        "",
+        "## Summary",
+        "",
+        "| Suite | Role | Runs passed | Checks passed |",
+        "|---|---|---|---|",
+    ]
+    for (suite, role), runs in sorted(grouped.items()):
+        passed = sum(1 for o in runs if o.ok)
+        checks = sum(o.passed for o in runs)
+        total = sum(o.total for o in runs)
+        lines.append(f"| {suite} | {role} | {passed} / {len(runs)} | {checks} / {total} |")
+    failing = [o for o in outcomes if not o.ok]
+    lines += ["", "## Failures", ""]
+    if not failing:
+        lines.append("None: every run passed.")
+    else:
+        lines += ["Each failing run with the suite's own reasons (failed or warning checks).",
+                  "", "| Suite | Role | Scenario | Wire | Reason |", "|---|---|---|---|---|"]
+        for outcome in failing:
+            lines.append(f"| {outcome.suite} | {outcome.role} | {cell(outcome.scenario)} | "
+                         f"{cell(wire_of(outcome))} | {cell(reasons(outcome), 600)} |")
+    for (suite, role), runs in sorted(grouped.items()):
+        lines += ["", f"## {suite}: {ROLES.get(role, role)}", "",
+                  "| Scenario | Wire version | Checks passed / total | Warnings | Result |",
+                  "|---|---|---|---|---|"]
+        for outcome in sorted(runs, key=lambda o: (o.scenario, o.wire)):
+            lines.append(f"| {cell(outcome.scenario)} | {cell(wire_of(outcome))} | "
+                         f"{outcome.passed} / {outcome.total} | {outcome.warnings} | "
+                         f"{verdict(outcome)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--results", type=Path, default=RESULTS,
+                        help="result directories to read (default: %(default)s)")
+    parser.add_argument("--no-run", action="store_true",
+                        help="do not run the suite; only read the result directories")
+    parser.add_argument("--doc", type=Path, default=DOC, help="where to write the report")
+    args = parser.parse_args(argv)
+    elapsed = None
+    if not args.no_run:
+        if args.results != RESULTS:
+            parser.error("the tests write their results to .cache/conformance/results; "
+                         "use -o only with --no-run")
+        elapsed = run_suites(args.results)
+    outcomes = load_outcomes(args.results)
+    if not outcomes:
+        print(f"no results under {args.results}: run without --no-run first", file=sys.stderr)
+        return 1
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    args.doc.write_text(render(outcomes, commit, elapsed), encoding="utf-8")
+    failing = sum(1 for o in outcomes if not o.ok)
+    print(f"{args.doc}: {len(outcomes) - failing} of {len(outcomes)} runs passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
