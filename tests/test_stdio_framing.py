@@ -7,7 +7,8 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_nb.transports.stdio.framing import EDGE_BYTES, LineFramer, OversizedLine
+from mcp_nb.protocol.envelope import EDGE_BYTES
+from mcp_nb.transports.stdio.framing import LineFramer, OversizedLine
 
 
 def frame_all(chunks: list[bytes], limit: int = 100) -> list[bytes | tuple[int, bool]]:

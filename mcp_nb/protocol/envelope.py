@@ -256,6 +256,10 @@ def _top_level_members(text: str) -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
+#: Bytes worth keeping from each end of a discarded message for :func:`response_id_from_edges`:
+#: enough for the members around the payload ("jsonrpc", "id", "result"/"error"/"method").
+EDGE_BYTES = 4096
+
 # An id that is the last member of the message: `"id": 7}` at its very end.
 _TRAILING_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-#: Bytes kept from each end of a discarded line: enough for the JSON-RPC members
-#: around the payload ("jsonrpc", "id", and which of "result"/"error"/"method").
-EDGE_BYTES = 4096
+from ...protocol.envelope import EDGE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
