@@ -15,7 +15,7 @@ from mcp_nb.protocol.errors import (
     UnsupportedProtocolVersionError,
 )
 from mcp_nb.protocol.versions import LATEST_STATELESS_VERSION, Era, era_of
-from mcp_nb.transports.http_base import Outgoing, header_value
+from mcp_nb.transports.http_messages import Outgoing, header_value
 
 V = LATEST_STATELESS_VERSION
 DISCOVER = {"supportedVersions": [V], "capabilities": {"tools": {}}, "resultType": "complete",

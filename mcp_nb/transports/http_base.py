@@ -21,13 +21,11 @@ about the HTTP underneath.  Those parts live here:
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import math
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -35,10 +33,19 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..protocol.stateless import META_PROTOCOL_VERSION
+from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES, response_id_from_edges
 from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
 from .base import Emit, TransportClosed, TransportEvent
+from .http_messages import (
+    Outgoing,
+    abbreviate,
+    content_type,
+    excerpt,
+    json_rpc_message,
+    path_of,
+)
+from .sse_events import OversizedEvent, SseEvent, SseParser
 
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
@@ -48,147 +55,14 @@ EVENT_STREAM = "text/event-stream"
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=None)
 
 REDACTED = "<redacted>"
-_BODY_EXCERPT = 300
-
-
-def abbreviate(value: str, keep: int = 8) -> str:
-    """Shorten a session id for display; the whole value is noise in a transcript line."""
-    return value if len(value) <= keep + 1 else value[:keep] + "…"
-
-
-def path_of(url: str | httpx.URL) -> str:
-    """``/mcp?x=1`` for ``http://host:port/mcp?x=1``: enough to tell endpoints apart."""
-    parsed = httpx.URL(url)
-    query = parsed.query.decode()
-    return parsed.path + (f"?{query}" if query else "")
-
-
-def content_type(response: httpx.Response) -> str:
-    """The media type alone, lower-cased (``text/event-stream; charset=utf-8`` → the first part)."""
-    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
-
-
-def excerpt(body: bytes) -> str:
-    """The start of a response body, readable in one transcript line."""
-    text = body.decode("utf-8", "replace").strip().replace("\n", " ")
-    return text if len(text) <= _BODY_EXCERPT else text[:_BODY_EXCERPT] + "…"
-
-
-def json_rpc_message(body: bytes | str) -> dict[str, Any] | None:
-    """The body as a JSON-RPC message object, or None if it is something else."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(message, dict) and message.get("jsonrpc") == "2.0":
-        return message
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class Outgoing:
-    """One frame the session sent, read just far enough to route it over HTTP.
-
-    HTTP cannot stay as ignorant of JSON-RPC as stdio: a request is answered on
-    its own POST's response, a notification gets 202, and a cancellation tells the
-    transport to stop resuming the cancelled request's stream.
-    """
-
-    frame: bytes
-    kind: str  # "request", "notification", "response" or "other" (a batch, say)
-    id: str | int | None = None
-    method: str | None = None
-    #: For ``notifications/cancelled``: the id of the request it cancels.
-    cancels: str | int | None = None
-    #: A stateless-era request's ``_meta`` protocol version (None: handshake era).
-    stateless_version: str | None = None
-    #: ``params.name`` or ``params.uri`` of a stateless request (its ``Mcp-Name``).
-    name: str | None = None
-
-    @classmethod
-    def read(cls, frame: bytes) -> Outgoing:
-        try:
-            message = json.loads(frame)
-        except ValueError:
-            return cls(frame, "other")
-        if not isinstance(message, dict):
-            return cls(frame, "other")
-        method, message_id = message.get("method"), message.get("id")
-        if method is None:
-            return cls(frame, "response", message_id)
-        params = message.get("params")
-        if "id" in message:
-            version = name = None
-            meta = params.get("_meta") if isinstance(params, dict) else None
-            if isinstance(meta, dict) and isinstance(meta.get(META_PROTOCOL_VERSION), str):
-                version = meta[META_PROTOCOL_VERSION]
-                if method in NAMED_METHODS:
-                    value = params.get(NAMED_METHODS[method])
-                    name = value if isinstance(value, str) else None
-            return cls(frame, "request", message_id, method, stateless_version=version,
-                       name=name)
-        cancels = (params.get("requestId") if method == "notifications/cancelled"
-                   and isinstance(params, dict) else None)
-        return cls(frame, "notification", None, method, cancels)
-
-    @property
-    def label(self) -> str:
-        """E.g. ``request tools/call #3``, ``notification notifications/initialized``."""
-        parts = [self.kind]
-        if self.method:
-            parts.append(self.method)
-        if self.id is not None:
-            parts.append(f"#{self.id}")
-        return " ".join(parts)
-
-    def stateless_headers(self) -> dict[str, str]:
-        """The headers a stateless-era POST mirrors from its body (2026-07-28).
-
-        Intermediaries route on them without parsing JSON, so the server
-        rejects a POST whose headers disagree with the body (-32020).
-        """
-        assert self.stateless_version is not None
-        headers = {"MCP-Protocol-Version": self.stateless_version,
-                   "Mcp-Method": str(self.method)}
-        if self.name is not None:
-            headers["Mcp-Name"] = header_value(self.name)
-        return headers
-
-    def is_answered_by(self, message: dict[str, Any] | None) -> bool:
-        """True if ``message`` is the response (result or error) to this request."""
-        return (
-            self.kind == "request" and message is not None and "method" not in message
-            and message.get("id") == self.id
-        )
-
-
-#: Stateless requests whose ``Mcp-Name`` header mirrors a param, and which one: the
-#: name or uri (SEP-2243), the task id for the tasks extension's requests (SEP-2663).
-NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-                 "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
-_BASE64_SENTINEL = ("=?base64?", "?=")
-
-
-def header_value(text: str) -> str:
-    """``text`` as an HTTP header value, Base64-wrapped when it is not plain ASCII.
-
-    Plain means printable ASCII (and space) with no surrounding whitespace; a
-    value that merely looks like the ``=?base64?…?=`` sentinel is wrapped too,
-    so a server never decodes something that was not encoded.
-
-    >>> header_value("get_weather"), header_value("Hello, 世界")
-    ('get_weather', '=?base64?SGVsbG8sIOS4lueVjA==?=')
-    """
-    plain = (all(" " <= ch <= "~" for ch in text) and text == text.strip()
-             and not (text.startswith(_BASE64_SENTINEL[0]) and text.endswith(_BASE64_SENTINEL[1])))
-    if plain and text:
-        return text
-    encoded = base64.b64encode(text.encode()).decode("ascii")
-    return f"{_BASE64_SENTINEL[0]}{encoded}{_BASE64_SENTINEL[1]}"
 
 
 class HttpStatusError(TransportClosed):
-    """The server refused a request at the HTTP level, so no JSON-RPC answer will ever come."""
+    """The server refused the connection itself at the HTTP level (the legacy SSE stream's GET).
+
+    An error status for one request fails only that request (a ``request failed``
+    event, :class:`~mcp_nb.client.HttpRequestFailed` in the session).
+    """
 
     def __init__(self, message: str, *, status_code: int) -> None:
         super().__init__(message)
@@ -204,6 +78,8 @@ class HttpTransportBase:
     ``client`` lets you bring a configured :class:`httpx.AsyncClient` (proxies,
     mounts); the transport then leaves it open.  ``close_grace`` bounds how long
     :meth:`close` waits for messages already queued to be accepted.
+    ``max_message_bytes`` bounds one incoming message: a response body or an SSE
+    event is read no further (docs/transports.md).
     """
 
     kind = "http"
@@ -217,6 +93,7 @@ class HttpTransportBase:
         timeout: httpx.Timeout | float | None = DEFAULT_HTTP_TIMEOUT,
         client: httpx.AsyncClient | None = None,
         close_grace: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -226,6 +103,7 @@ class HttpTransportBase:
         self.verify = verify
         self.timeout = timeout
         self.close_grace = close_grace
+        self.max_message_bytes = max_message_bytes
         self._client = client
         self._owns_client = client is None
         self._custom_header_names = {name.lower() for name in self.headers}
@@ -372,6 +250,9 @@ class HttpTransportBase:
     async def _end_session(self) -> None:
         """Tell the server the session is over, if the transport has a way to."""
 
+    async def _before_next(self, outgoing: Outgoing) -> None:
+        """Wait, once ``outgoing`` is on the wire, until the next message may go."""
+
     # -- machinery ---------------------------------------------------------------------------
 
     async def _own_tasks(self, *, task_status: TaskStatus[TaskGroup]) -> None:
@@ -408,6 +289,7 @@ class HttpTransportBase:
                     on_the_wire = anyio.Event()
                     self._spawn(self._post_and_settle, outgoing, on_the_wire)
                     await on_the_wire.wait()
+                    await self._before_next(outgoing)
         finally:
             self._sender_done.set()
 
@@ -497,10 +379,79 @@ class HttpTransportBase:
         self._inbox_in.send_nowait(error)
 
     def _unreachable(self, method: str, url: str, exc: httpx.HTTPError) -> None:
-        self._event("http failed", f"{method} {path_of(url)} failed: {type(exc).__name__}: {exc}")
-        error = TransportClosed(f"{method} {url} failed: {type(exc).__name__}: {exc}")
+        """The server cannot be reached at all: the transport ends."""
+        if isinstance(exc, httpx.ConnectError):
+            text = f"could not connect to {url}: {exc}"
+        else:
+            text = f"{method} {url} failed: {type(exc).__name__}: {exc}"
+        self._event("http failed", text)
+        error = TransportClosed(text)
         error.__cause__ = exc
         self._fail(error)
+
+    def _post_failed(self, outgoing: Outgoing, url: str, exc: httpx.HTTPError) -> None:
+        """A POST broke: unreachable ends the transport, anything else fails its request only."""
+        if isinstance(exc, httpx.ConnectError) or outgoing.kind != "request":
+            self._unreachable("POST", url, exc)
+            return
+        self._request_failed(outgoing.id, f"POST {path_of(url)} broke before the answer: "
+                             f"{type(exc).__name__}: {exc}")
+
+    def _request_failed(self, request_id: str | int | None, detail: str, *,
+                        status: int | None = None) -> None:
+        """One request's exchange failed at the HTTP level: the session fails that request."""
+        self._event("request failed", detail, request_id=request_id, cause="http-error",
+                    status=status, limit=None, option=None, size=None)
+
+    def _too_large(self, request_id: str | int | None, size: int, *, complete: bool,
+                   what: str) -> None:
+        """A message over ``max_message_bytes`` was not read: fail its request if known."""
+        limit = self.max_message_bytes
+        text = (f"{'' if complete else 'at least '}{size:,} bytes, over the {limit:,}-byte "
+                "limit on one message")
+        if request_id is None:
+            self._event("oversized line", f"discarded {what} of {text} (max_message_bytes)",
+                        size=size, limit=limit)
+            return
+        self._event("request failed", f"discarded its response ({what}) of {text}",
+                    request_id=request_id, cause="too-large", status=None, limit=limit,
+                    option="max_message_bytes", size=size)
+
+    async def _read_body(self, response: httpx.Response, outgoing: Outgoing | None) -> bytes | None:
+        """The response body, read no further than the limit; None once it is over it.
+
+        A body over the limit fails the request it answered (``outgoing``, when
+        the body is that request's response) without being read to its end.
+        """
+        limit = self.max_message_bytes
+        declared = response.headers.get("content-length", "")
+        size, complete = (int(declared), True) if declared.isdigit() else (0, False)
+        if size <= limit:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    break
+            else:
+                return b"".join(chunks)
+            complete = False
+        await response.aclose()
+        answers = outgoing.id if outgoing is not None and outgoing.kind == "request" else None
+        self._too_large(answers, size, complete=complete, what="an HTTP response body")
+        return None
+
+    async def _sse_events(self, response: httpx.Response) -> AsyncIterator[SseEvent]:
+        """The events of an SSE response, none over the limit (an oversized one is reported)."""
+        parser = SseParser(self.max_message_bytes)
+        async for chunk in response.aiter_bytes():
+            for event in parser.feed(chunk):
+                if isinstance(event, OversizedEvent):
+                    self._too_large(response_id_from_edges(event.head, event.tail), event.size,
+                                    complete=True, what="an SSE event")
+                else:
+                    yield event
 
     def _stream_opened(self, label: str, detail: str, kind: str = "stream opened") -> None:
         self._open_streams.add(label)
@@ -520,7 +471,7 @@ class HttpTransportBase:
         ``request refused`` event for the session to fail that one request with:
         the era probe must see it as an answer, not as a broken connection.
         """
-        body = await response.aread()
+        body = await self._read_body(response, outgoing) or b""
         status = f"{response.status_code} {response.reason_phrase}"
         self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
                     status=response.status_code)
@@ -534,15 +485,14 @@ class HttpTransportBase:
                     error=error if isinstance(error, dict) else None, body=excerpt(body))
 
     async def _reject(self, outgoing: Outgoing, response: httpx.Response) -> None:
-        """An error status: show the server's words, and fail if a request is left unanswered.
+        """An error status: show the server's words, and fail a request left unanswered.
 
         The body is passed on when it is a JSON-RPC message (the spec lets a server
         explain a refusal with an error response that has no id), so the transcript
-        shows what the server said.  A request whose refusal did not answer it would
-        otherwise wait for a response that cannot come: the transport ends instead,
-        saying why.
+        shows what the server said.  A request whose refusal did not answer it
+        fails at once, with the status; the session goes on.
         """
-        body = await response.aread()
+        body = await self._read_body(response, None) or b""
         status = f"{response.status_code} {response.reason_phrase}"
         self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
                     status=response.status_code)
@@ -557,8 +507,6 @@ class HttpTransportBase:
                     "e.g. headers={'Authorization': 'Bearer …'}.")
         elif response.status_code == 403:
             hint = " The server refused this client: check the credentials and the Origin."
-        self._fail(HttpStatusError(
-            f"the server answered {outgoing.label} with HTTP {status}: "
-            f"{excerpt(body) or '(empty body)'}.{hint}",
-            status_code=response.status_code,
-        ))
+        self._request_failed(outgoing.id, f"the server answered {outgoing.label} with HTTP "
+                             f"{status}: {excerpt(body) or '(empty body)'}.{hint}",
+                             status=response.status_code)

@@ -20,18 +20,11 @@ from typing import Any
 import anyio
 import httpx
 from anyio.abc import TaskStatus
-from httpx_sse import EventSource, ServerSentEvent
 
 from .base import TransportClosed
-from .http_base import (
-    EVENT_STREAM,
-    JSON,
-    HttpTransportBase,
-    Outgoing,
-    content_type,
-    excerpt,
-    path_of,
-)
+from .http_base import EVENT_STREAM, JSON, HttpStatusError, HttpTransportBase
+from .http_messages import Outgoing, content_type, excerpt, path_of
+from .sse_events import SseEvent
 
 _STREAM = "SSE stream"
 
@@ -84,6 +77,9 @@ class SseTransport(HttpTransportBase):
             elif isinstance(exc, TimeoutError):
                 error = TransportClosed(f"GET {self.url} sent no endpoint event within "
                                         f"{self.endpoint_timeout:g}s: not an HTTP+SSE server?")
+            elif isinstance(exc, httpx.ConnectError):
+                error = TransportClosed(f"could not connect to {self.url}: {exc}")
+                error.__cause__ = exc
             else:
                 error = TransportClosed(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
                 error.__cause__ = exc
@@ -91,29 +87,29 @@ class SseTransport(HttpTransportBase):
                 raise error from None
             self._fail(error)
 
-    async def _events(self, response: httpx.Response) -> AsyncGenerator[ServerSentEvent, None]:
+    async def _events(self, response: httpx.Response) -> AsyncGenerator[SseEvent, None]:
         """The stream's events, once the response is known to be an SSE stream."""
         if not response.is_success or content_type(response) != EVENT_STREAM:
-            body = excerpt(await response.aread())
-            raise TransportClosed(
+            body = excerpt(await self._read_body(response, None) or b"")
+            raise HttpStatusError(
                 f"GET {self.url} answered {response.status_code} {response.reason_phrase} "
                 f"({content_type(response) or 'no content type'}), not an SSE stream: "
-                f"{body or '(empty body)'}")
-        async with contextlib.aclosing(EventSource(response).aiter_sse()) as events:
+                f"{body or '(empty body)'}", status_code=response.status_code)
+        async with contextlib.aclosing(self._sse_events(response)) as events:
             async for event in events:
                 yield event
 
-    async def _await_endpoint(self, events: AsyncIterator[ServerSentEvent]) -> None:
+    async def _await_endpoint(self, events: AsyncIterator[SseEvent]) -> None:
         """Read the stream up to the ``endpoint`` event, which says where to POST."""
         with anyio.fail_after(self.endpoint_timeout):
             self.endpoint = self._endpoint_from(await self._first_endpoint(events))
         self._event("endpoint", f"the server said to POST messages to {path_of(self.endpoint)}")
         self._stream_opened(_STREAM, f"opened (GET {path_of(self.url)})")
 
-    async def _first_endpoint(self, events: AsyncIterator[ServerSentEvent]) -> str:
+    async def _first_endpoint(self, events: AsyncIterator[SseEvent]) -> str:
         async for event in events:
             if event.event == "endpoint":
-                return str(event.data)
+                return event.data.decode("utf-8", "replace")
             self._ignored(event)
         raise TransportClosed(f"the stream at {self.url} ended without an endpoint event")
 
@@ -132,19 +128,19 @@ class SseTransport(HttpTransportBase):
                 f"messages, and their headers, anywhere but {origin.copy_with(path='/')}")
         return str(endpoint)
 
-    async def _deliver_messages(self, events: AsyncIterator[ServerSentEvent]) -> str:
+    async def _deliver_messages(self, events: AsyncIterator[SseEvent]) -> str:
         """Pass ``message`` events to the session; returns how the stream ended."""
         try:
             async for event in events:
                 if event.event == "message" and event.data:
-                    self._deliver(event.data.encode())
+                    self._deliver(event.data)
                 else:
                     self._ignored(event)
         except httpx.TransportError as exc:
             return f"SSE stream broke ({type(exc).__name__}: {exc})"
         return "server closed the SSE stream"
 
-    def _ignored(self, event: ServerSentEvent) -> None:
+    def _ignored(self, event: SseEvent) -> None:
         self._event("sse event", f"{_STREAM}: ignored an event of type {event.event!r}")
 
     async def _post(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
@@ -157,4 +153,4 @@ class SseTransport(HttpTransportBase):
                 if not response.is_success:
                     await self._reject(outgoing, response)
         except httpx.HTTPError as exc:
-            self._unreachable("POST", self.endpoint, exc)
+            self._post_failed(outgoing, self.endpoint, exc)

@@ -9,6 +9,9 @@ Rules this module carries out (MCP spec, basic/transports#streamable-http):
 * the ``Mcp-Session-Id`` the initialize response carries goes on every later
   request, and so does ``MCP-Protocol-Version`` (from 2025-06-18);
 * a GET opens a stream for messages the server starts itself (405: it has none);
+  it is opened as soon as the session is established (``notifications/initialized``
+  accepted), and the next message waits until it is open, so a server never
+  sees the client's first request before the stream it may want to use for it;
 * a stream that breaks before its response is resumed with a GET carrying
   ``Last-Event-ID``, after waiting as long as the server's ``retry`` field says;
 * 404 to a request carrying the session id means the server ended the session:
@@ -19,8 +22,10 @@ Rules this module carries out (MCP spec, basic/transports#streamable-http):
 Stateless-era requests (2026-07-28; their ``_meta`` names the version) follow
 that revision instead: no session id, ``MCP-Protocol-Version``, ``Mcp-Method``
 and ``Mcp-Name`` mirrored from the body, a 4xx explained by a JSON-RPC error in
-the body, no stream resumption, and cancellation by closing the request's
-response stream rather than by POSTing ``notifications/cancelled``.
+the body, cancellation by closing the request's response stream rather than by
+POSTing ``notifications/cancelled``, and no stream resumption: a response
+stream that breaks before its response loses the request, which is re-issued
+as a new request with a new id (changelog of 2026-07-28, SEP-2575).
 
 Each HTTP step becomes a transcript event (see :mod:`.http_base`).
 """
@@ -34,19 +39,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import httpx
-from httpx_sse import EventSource
 
 from .base import TransportClosed
-from .http_base import (
-    EVENT_STREAM,
-    JSON,
-    HttpTransportBase,
-    Outgoing,
-    abbreviate,
-    content_type,
-    json_rpc_message,
-    path_of,
-)
+from .http_base import EVENT_STREAM, JSON, HttpTransportBase
+from .http_messages import Outgoing, abbreviate, content_type, json_rpc_message, path_of
 
 #: Statuses of the initialize POST that, per the spec's backwards-compatibility
 #: section, suggest an old HTTP+SSE server rather than an error.
@@ -73,10 +69,13 @@ class SessionExpired(TransportClosed):
 class _SseStream:
     """One logical SSE stream, which may span several connections (resumption)."""
 
-    def __init__(self, label: str, answers: Outgoing | None, retry: float) -> None:
+    def __init__(self, label: str, answers: Outgoing | None, retry: float,
+                 original: Outgoing | None = None) -> None:
         self.label = label
         #: The request whose response ends the stream; None for the GET stream.
         self.answers = answers
+        #: The request as the session sent it, if ``answers`` re-issues it.
+        self.original = original or answers
         self.retry = retry
         self.last_event_id: str | None = None
         self.answered = False
@@ -101,18 +100,26 @@ class StreamableHttpTransport(HttpTransportBase):
     the server gave no ``retry`` field; ``max_idle_reconnects`` bounds how often in
     a row a stream is reopened without bringing any message.
     ``on_initialize_rejected`` is called instead of failing when the first POST
-    gets 400, 404 or 405 (how :class:`AutoHttpTransport` falls back).  The other
-    options are those of :class:`~mcp_nb.transports.http_base.HttpTransportBase`.
+    gets 400, 404 or 405 (how :class:`AutoHttpTransport` falls back).
+    ``get_stream_wait`` bounds how long the first request waits for the GET
+    stream to open; ``max_reissues`` how often a stateless request whose stream
+    broke is re-issued.  The other options are those of
+    :class:`~mcp_nb.transports.http_base.HttpTransportBase`.
     """
 
     kind = "streamable-http"
 
     def __init__(self, url: str, *, default_retry: float = 1.0, max_idle_reconnects: int = 3,
+                 get_stream_wait: float = 5.0, max_reissues: int = 2,
                  on_initialize_rejected: InitializeRejected | None = None,
                  **options: Any) -> None:
         super().__init__(url, **options)
         self.default_retry = default_retry
         self.max_idle_reconnects = max_idle_reconnects
+        self.get_stream_wait = get_stream_wait
+        self.max_reissues = max_reissues
+        # Set once the GET stream opened, was refused or failed (or will not be tried).
+        self._get_stream_settled: anyio.Event | None = None
         self._on_initialize_rejected = on_initialize_rejected
         self._first_post = True
         self._listening = False
@@ -144,7 +151,31 @@ class StreamableHttpTransport(HttpTransportBase):
                                       content=outgoing.frame, on_the_wire=on_the_wire) as response:
                 await self._on_post_response(outgoing, response, headers, first=first)
         except httpx.HTTPError as exc:
-            self._unreachable("POST", self.url, exc)
+            self._post_failed(outgoing, self.url, exc)
+        finally:
+            if outgoing.method == "notifications/initialized" and not self._listening:
+                self._settle_get_stream()  # no GET stream comes: nothing to wait for
+
+    async def _before_next(self, outgoing: Outgoing) -> None:
+        """After ``notifications/initialized``: hold the next message until the GET stream is open.
+
+        The session is established once the server accepted ``initialized``;
+        from then on the server may use the GET stream, also for requests of its
+        own made while answering the client's first request.  Opening the stream
+        only after that request races the server (seen as timeouts and as
+        "reconnections" in the conformance suite), so it is opened first.
+        """
+        if outgoing.method != "notifications/initialized" or outgoing.stateless_version:
+            return
+        if self._get_stream_settled is None:
+            self._get_stream_settled = anyio.Event()
+        with anyio.move_on_after(self.get_stream_wait):
+            await self._get_stream_settled.wait()
+
+    def _settle_get_stream(self) -> None:
+        if self._get_stream_settled is None:
+            self._get_stream_settled = anyio.Event()
+        self._get_stream_settled.set()
 
     async def _on_post_response(self, outgoing: Outgoing, response: httpx.Response,
                                 headers: dict[str, str], *, first: bool) -> None:
@@ -176,47 +207,76 @@ class StreamableHttpTransport(HttpTransportBase):
             stream = _SseStream(f"SSE stream of {outgoing.label}", outgoing, self.default_retry)
             await self._follow(stream, response)
         elif media == JSON:
-            self._deliver(await response.aread())
+            body = await self._read_body(response, outgoing)
+            if body is not None:
+                self._deliver(body)
         else:
             await self._reject(outgoing, response)
 
     async def _post_stateless(self, outgoing: Outgoing, on_the_wire: anyio.Event) -> None:
-        """POST a stateless-era request: its own headers, no session, one response."""
-        headers = {**self.headers, **outgoing.stateless_headers(),
-                   **self._param_headers(outgoing),
-                   "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
-        label = f"SSE stream of {outgoing.label}"
+        """POST a stateless-era request: its own headers, no session, one response.
+
+        If its response stream breaks before the response, the request is lost
+        (2026-07-28 streams are not resumed): it is re-issued as a new request
+        with a new id, up to ``max_reissues`` times, and the answer is handed to
+        the session under the id the session sent.
+        """
+        attempt = outgoing
         with anyio.CancelScope() as exchange:
+            # Cancelling the session's request closes whichever attempt is running.
             self._stateless_exchanges[outgoing.id] = exchange
             try:
-                async with self._exchange("POST", self.url, headers, label=outgoing.label,
-                                          content=outgoing.frame,
-                                          on_the_wire=on_the_wire) as response:
-                    media = content_type(response)
-                    if not response.is_success or media not in (JSON, EVENT_STREAM):
-                        await self._refuse_stateless(outgoing, response)
-                    elif media == JSON:
-                        self._deliver(await response.aread())
-                    else:
-                        stream = _SseStream(label, outgoing, self.default_retry)
-                        self._stream_opened(label, "the server answers on an SSE stream")
-                        await self._read(stream, response)
-                        if stream.answered:
-                            self._stream_ended(label, "ended after its response")
-                        else:
-                            # 2026-07-28 streams are not resumable: the request is lost.
-                            self._stream_ended(label, "ended before its response")
-                            self._event("request refused", f"{outgoing.label}: the response "
-                                        "stream ended before the response; streams are not "
-                                        "resumed in the stateless era, send the request again",
-                                        id=outgoing.id, status=response.status_code,
-                                        error=None, body="")
-            except httpx.HTTPError as exc:
-                self._unreachable("POST", self.url, exc)
+                for reissues in range(self.max_reissues + 1):
+                    broke = await self._post_stateless_once(outgoing, attempt, on_the_wire)
+                    if broke is None:
+                        return
+                    if reissues == self.max_reissues:
+                        self._request_failed(outgoing.id, f"{attempt.label}: {broke}; re-issued "
+                                             f"{reissues} times, giving up")
+                        return
+                    attempt = outgoing.reissued(reissues + 1)
+                    self._event("reissued", f"{outgoing.label}: {broke}; a 2026-07-28 stream "
+                                "cannot be resumed, so the request is sent again as a new "
+                                f"request {attempt.label}", id=outgoing.id, new_id=attempt.id)
             finally:
                 self._stateless_exchanges.pop(outgoing.id, None)
-        if exchange.cancelled_caught:
-            self._stream_ended(label, "closed by the client (the request was cancelled)")
+                if exchange.cancel_called:
+                    self._stream_ended(f"SSE stream of {attempt.label}",
+                                       "closed by the client (the request was cancelled)")
+
+    async def _post_stateless_once(self, outgoing: Outgoing, attempt: Outgoing,
+                                   on_the_wire: anyio.Event) -> str | None:
+        """One POST of ``attempt``; why its stream broke before the response, or None."""
+        headers = {**self.headers, **attempt.stateless_headers(),
+                   **self._param_headers(attempt),
+                   "Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
+        label = f"SSE stream of {attempt.label}"
+        try:
+            async with self._exchange("POST", self.url, headers, label=attempt.label,
+                                      content=attempt.frame, on_the_wire=on_the_wire) as response:
+                media = content_type(response)
+                if not response.is_success or media not in (JSON, EVENT_STREAM):
+                    await self._refuse_stateless(outgoing, response)
+                    return None
+                if media == JSON:
+                    body = await self._read_body(response, outgoing)
+                    if body is not None:
+                        self._deliver(attempt.answer_as(outgoing, body))
+                    return None
+                stream = _SseStream(label, attempt, self.default_retry, original=outgoing)
+                self._stream_opened(label, "the server answers on an SSE stream")
+                await self._read(stream, response)
+        except httpx.ConnectError as exc:
+            self._unreachable("POST", self.url, exc)
+            return None
+        except httpx.HTTPError as exc:
+            return f"the POST broke before the response ({type(exc).__name__}: {exc})"
+        if stream.answered:
+            self._stream_ended(label, "ended after its response")
+            return None
+        how = f"broke ({stream.broke})" if stream.broke else "ended"
+        self._stream_ended(label, f"{how} before its response")
+        return f"the response stream {how} before the response"
 
     def _adopt_session_id(self, response: httpx.Response) -> None:
         session_id = response.headers.get("mcp-session-id")
@@ -254,6 +314,8 @@ class StreamableHttpTransport(HttpTransportBase):
             try:
                 async with self._exchange("GET", self.url, headers, label=stream.label) as response:
                     refusal = self._refusal(stream, response, headers)
+                    if stream.answers is None:
+                        self._settle_get_stream()
                     if refusal is not None:
                         reason = refusal
                         break
@@ -266,11 +328,16 @@ class StreamableHttpTransport(HttpTransportBase):
                         self._stream_opened(stream.label, "reopened")
                     await self._read(stream, response)
             except httpx.HTTPError as exc:
-                # Only the GET stream gets here before any connection: a request's
-                # stream already had its POST.
                 reason = f"GET failed: {type(exc).__name__}: {exc}"
                 break
+        if stream.answers is None:
+            self._settle_get_stream()
         self._stream_ended(stream.label, reason)
+        request = stream.answers
+        if request is not None and not stream.answered and request.id not in self._cancelled \
+                and not self._closing:
+            # No answer can come any more: the request fails now, not at its timeout.
+            self._request_failed(request.id, f"the SSE stream of {request.label} {reason}")
 
     async def _read(self, stream: _SseStream, response: httpx.Response) -> None:
         """Deliver the messages of one connection, noting ids, ``retry`` and the response."""
@@ -278,7 +345,7 @@ class StreamableHttpTransport(HttpTransportBase):
         stream.broke = None
         delivered = 0
         try:
-            async with contextlib.aclosing(EventSource(response).aiter_sse()) as events:
+            async with contextlib.aclosing(self._sse_events(response)) as events:
                 async for event in events:
                     if event.retry is not None:
                         stream.retry = event.retry / 1000
@@ -291,10 +358,13 @@ class StreamableHttpTransport(HttpTransportBase):
                                     f"{event.event!r}")
                         continue
                     delivered += 1
+                    frame = event.data
                     if stream.answers is not None and stream.answers.is_answered_by(
-                            json_rpc_message(event.data)):
+                            json_rpc_message(frame)):
                         stream.answered = True
-                    self._deliver(event.data.encode())
+                        assert stream.original is not None
+                        frame = stream.answers.answer_as(stream.original, frame)
+                    self._deliver(frame)
         except httpx.TransportError as exc:
             stream.broke = f"{type(exc).__name__}: {exc}"
         stream.idle_connections = 0 if delivered else stream.idle_connections + 1
