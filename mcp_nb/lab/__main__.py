@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from mcp_nb.lab.knobs import parse_command_line
-from mcp_nb.lab.server import serve_stdio
+from mcp_nb.lab.stdio import serve_stdio
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,38 @@
+"""The lab's HTTP sessions: a Streamable HTTP session (its streams) and a legacy HTTP+SSE one."""
+
+from __future__ import annotations
+
+import secrets
+
+from mcp_nb.lab.http.streams import EventStream, StreamStore
+from mcp_nb.lab.knobs import Knobs
+from mcp_nb.lab.session import LabSession
+
+
+class McpSession:
+    """One Streamable HTTP session (``Mcp-Session-Id``): a LabSession plus its streams."""
+
+    def __init__(self, knobs: Knobs) -> None:
+        self.id = secrets.token_hex(16)
+        self.streams = StreamStore()
+        self.lab = LabSession(knobs, self.streams.route, era="handshake")
+        self.posts = 0
+        #: True while a client holds the GET stream (one at a time).
+        self.listening = False
+
+    async def close(self) -> None:
+        self.streams.finish_all()
+        await self.lab.close()
+
+
+class LegacySession:
+    """One HTTP+SSE session: a LabSession whose every message goes down one GET stream."""
+
+    def __init__(self, knobs: Knobs) -> None:
+        self.id = secrets.token_hex(16)
+        self.stream = EventStream(0)
+        self.lab = LabSession(knobs, self.stream.push, era="handshake")
+
+    async def close(self) -> None:
+        self.stream.finish()
+        await self.lab.close()
