@@ -30,10 +30,16 @@ SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 
 @contextlib.asynccontextmanager
-async def connected(assignment: Assignment, **session_options: Any
-                    ) -> AsyncIterator[ClientSession]:
-    """A session to the scenario's server, in the era of the version the suite asked for."""
-    transport = http_transport(assignment.server_url, "streamable-http")
+async def connected(assignment: Assignment, *,
+                    transport_options: Mapping[str, Any] | None = None,
+                    **session_options: Any) -> AsyncIterator[ClientSession]:
+    """A session to the scenario's server, in the era of the version the suite asked for.
+
+    ``transport_options`` go to :func:`~mcp_nb.transports.http_transport` (headers,
+    authorization), ``session_options`` to :class:`~mcp_nb.client.ClientSession`.
+    """
+    transport = http_transport(assignment.server_url, "streamable-http",
+                               **dict(transport_options or {}))
     version = assignment.protocol_version
     async with ClientSession(transport, client_info=CLIENT_INFO, timeout=REQUEST_TIMEOUT,
                              **session_options) as session:
