@@ -98,11 +98,6 @@ class Exchange:
             return None
         return self.steps[-1].message
 
-    @property
-    def instant(self) -> bool:
-        """Nothing to wait for: every step can go out at once when timing is ignored."""
-        return all(step.wait_for is None for step in self.steps)
-
 
 @dataclass(frozen=True)
 class Miss:
