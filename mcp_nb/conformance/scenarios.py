@@ -163,22 +163,23 @@ async def answer_input_requests(assignment: Assignment) -> None:
     the server sees whether one request's ``requestState`` or ``inputResponses``
     leak into another.
     """
-    session_box: list[ClientSession] = []
-    unrelated_done: list[bool] = []
+    session: ClientSession | None = None
+    interleaved = False
 
     async def confirm(params: dict[str, Any]) -> dict[str, Any]:
-        if not unrelated_done:
-            unrelated_done.append(True)
-            await session_box[0].call_tool("test_mrtr_unrelated", {})
+        nonlocal interleaved
+        if not interleaved and session is not None:
+            interleaved = True
+            await session.call_tool("test_mrtr_unrelated", {})
         return {"action": "accept", "content": {"confirmed": True}}
 
-    async with connected(assignment, on_elicitation=confirm) as session:
-        session_box.append(session)
-        names = [tool.name for tool in await session.list_tools()]
+    async with connected(assignment, on_elicitation=confirm) as opened:
+        session = opened
+        names = [tool.name for tool in await opened.list_tools()]
         for name in ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"):
             if name not in names:
                 raise LookupError(f"the server lists no {name} ({names})")
-            await session.call_tool(name, {})
+            await opened.call_tool(name, {})
 
 
 class SkillRejected(Exception):

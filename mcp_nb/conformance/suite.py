@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -249,10 +250,8 @@ class Suite:
     def _run(self, role: Role, scenario: str, wire: str, results: Path,
              args: Sequence[str]) -> Outcome:
         directory = run_directory(results, self.version, role, scenario, wire)
-        if directory.exists():
-            for stale in sorted(directory.rglob("*"), reverse=True):
-                stale.rmdir() if stale.is_dir() else stale.unlink()
-        directory.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(directory, ignore_errors=True)  # a previous run's results
+        directory.mkdir(parents=True)
         command = [role, "--scenario", scenario, "-o", str(directory), *args]
         if wire != DEFAULT_WIRE:
             command += ["--spec-version", wire]
