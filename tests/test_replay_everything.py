@@ -114,7 +114,7 @@ async def test_the_official_sdk_reads_the_replay_over_http(recorded: dict[str, A
             assert [tool.name for tool in listed.tools] == recorded["tools"]
             summed = await sdk.call_tool("get-sum", {"a": 2, "b": 3})
             assert summed.content[0].text == recorded["get-sum"]["content"][0]["text"]
-            with pytest.raises(MCPError, match="arguments.b: 3 → 4"):
+            with pytest.raises(MCPError, match=r"arguments\.b: 3 → 4"):
                 await sdk.call_tool("get-sum", {"a": 2, "b": 4})
             features = await sdk.read_resource("demo://resource/static/document/features.md")
             assert features.contents[0].text == recorded["resource"][0]["text"]
