@@ -13,6 +13,7 @@ from typing import Any
 #: (the ``auth/*`` ones, say) is one more entry here.
 SCENARIO_MODULES = (
     "mcp_nb.conformance.scenarios",
+    "mcp_nb.conformance.auth",
 )
 
 

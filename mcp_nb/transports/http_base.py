@@ -78,6 +78,8 @@ class HttpTransportBase:
     ``client`` lets you bring a configured :class:`httpx.AsyncClient` (proxies,
     mounts); the transport then leaves it open.  ``close_grace`` bounds how long
     :meth:`close` waits for messages already queued to be accepted.
+    ``auth`` is an :class:`httpx.Auth` applied to every request, e.g.
+    :class:`mcp_nb.auth.OAuth` (docs/authorization.md).
     ``max_message_bytes`` bounds one incoming message: a response body or an SSE
     event is read no further (docs/transports.md).
     """
@@ -94,6 +96,7 @@ class HttpTransportBase:
         client: httpx.AsyncClient | None = None,
         close_grace: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        auth: httpx.Auth | None = None,
     ) -> None:
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -104,6 +107,7 @@ class HttpTransportBase:
         self.timeout = timeout
         self.close_grace = close_grace
         self.max_message_bytes = max_message_bytes
+        self.auth = auth
         self._client = client
         self._owns_client = client is None
         self._custom_header_names = {name.lower() for name in self.headers}
@@ -347,7 +351,8 @@ class HttpTransportBase:
         assert self._client is not None
         extensions = {"trace": self._tracer(on_the_wire)} if on_the_wire else None
         async with self._client.stream(method, url, headers=headers, content=content,
-                                       extensions=extensions) as response:
+                                       extensions=extensions,
+                                       auth=self.auth or httpx.USE_CLIENT_DEFAULT) as response:
             parts = [method, path_of(url)]
             if label:
                 parts.append(label)

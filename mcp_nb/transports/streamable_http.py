@@ -40,6 +40,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
+from ..auth.errors import AuthorizationFailed
 from .base import TransportClosed
 from .http_base import EVENT_STREAM, JSON, HttpTransportBase
 from .http_messages import Outgoing, abbreviate, content_type, json_rpc_message, path_of
@@ -268,6 +269,9 @@ class StreamableHttpTransport(HttpTransportBase):
                 await self._read(stream, response)
         except httpx.ConnectError as exc:
             self._unreachable("POST", self.url, exc)
+            return None
+        except AuthorizationFailed as exc:  # a refusal, not a broken stream: never re-issued
+            self._request_failed(outgoing.id, f"authorization failed: {exc}")
             return None
         except httpx.HTTPError as exc:
             return f"the POST broke before the response ({type(exc).__name__}: {exc})"

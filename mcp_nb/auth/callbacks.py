@@ -1,0 +1,224 @@
+"""Getting the authorization code back, wherever the notebook runs.
+
+Each callback mode knows its ``redirect_uri`` and turns an authorization URL into
+the URL the browser was redirected to:
+
+- :class:`Loopback`: a listener on 127.0.0.1 (ephemeral port) for a browser on the
+  kernel's machine;
+- :class:`PasteBack`: show the link; the user pastes the address they land on;
+- :class:`Headless`: a callable you give (tests, CI, scripts);
+- :class:`AutoApproved`: for authorization servers that approve without a person
+  (the lab's, the conformance suite's): it follows the authorization URL itself.
+
+:func:`choose_callback` picks one (``"auto"``) or makes the one named.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import webbrowser
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import anyio
+import httpx
+
+from .discovery import origin
+from .errors import AuthorizationFailed
+
+#: Where paste-back and headless modes say the browser goes back to (nothing listens there:
+#: the user copies the address from the browser).
+DEFAULT_REDIRECT_URI = "http://localhost/mcp_nb/callback"
+#: How long a person has to authorize before the flow gives up.
+DEFAULT_WAIT = 300.0
+
+
+class Callback(Protocol):
+    """A way to get the redirect back: its name, its redirect URI, and the wait itself."""
+
+    name: str
+
+    async def prepare(self) -> str:
+        """Get ready (bind a port, say); return the redirect URI to register and send."""
+        ...
+
+    async def receive(self, authorization_url: str) -> str:
+        """Send the user to ``authorization_url``; return the URL they were redirected to."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Headless:
+    """Your callable gets the authorization URL and returns the redirect URL (sync or async).
+
+    >>> Headless(lambda url: "http://localhost/mcp_nb/callback?code=c&state=s").name
+    'headless'
+    """
+
+    name = "headless"
+
+    def __init__(self, answer: Callable[[str], str | Awaitable[str]],
+                 redirect_uri: str = DEFAULT_REDIRECT_URI) -> None:
+        self.answer = answer
+        self.redirect_uri = redirect_uri
+
+    async def prepare(self) -> str:
+        return self.redirect_uri
+
+    async def receive(self, authorization_url: str) -> str:
+        result = self.answer(authorization_url)
+        if inspect.isawaitable(result):
+            result = await result
+        return str(result)
+
+    async def close(self) -> None:
+        return None
+
+
+class AutoApproved(Headless):
+    """For servers that approve at once: GET the authorization URL, read its redirect.
+
+    The redirect must go to this client's ``redirect_uri``; nothing else is followed.
+    """
+
+    name = "auto-approved"
+
+    def __init__(self, redirect_uri: str = DEFAULT_REDIRECT_URI,
+                 client: Callable[[], httpx.AsyncClient] = httpx.AsyncClient) -> None:
+        super().__init__(self._follow, redirect_uri)
+        self._client = client
+
+    async def _follow(self, authorization_url: str) -> str:
+        async with self._client() as http:
+            response = await http.get(authorization_url, follow_redirects=False)
+        location = response.headers.get("location")
+        if not response.is_redirect or not location:
+            raise AuthorizationFailed(
+                f"the authorization endpoint answered {response.status_code} without a "
+                "redirect", rule="auto-approval expects an immediate redirect",
+                fix="authorize in a browser (callback='paste' or 'loopback')")
+        location = str(httpx.URL(authorization_url).join(location))
+        if origin(location) != origin(self.redirect_uri):
+            raise AuthorizationFailed(
+                f"the authorization endpoint redirected to {origin(location)}, not to this "
+                f"client's redirect URI", rule="OAuth 2.1 §4.1.2: the redirect goes to the "
+                "registered redirect_uri")
+        return location
+
+
+class PasteBack:
+    """Show the link; the user authorizes and pastes the address the browser lands on.
+
+    ``show`` displays the link (``print`` by default; the notebook shows a widget) and
+    ``ask`` reads the pasted URL (``input`` by default, called in a worker thread).
+    """
+
+    name = "paste-back"
+
+    def __init__(self, show: Callable[[str], object] = print,
+                 ask: Callable[[str], str] = input,
+                 redirect_uri: str = DEFAULT_REDIRECT_URI) -> None:
+        self.show, self.ask, self.redirect_uri = show, ask, redirect_uri
+
+    async def prepare(self) -> str:
+        return self.redirect_uri
+
+    async def receive(self, authorization_url: str) -> str:
+        self.show(f"Authorize here: {authorization_url}\nThen paste the address your browser "
+                  "lands on (it starts with " + self.redirect_uri + ").")
+        return (await anyio.to_thread.run_sync(self.ask, "Redirect URL: ")).strip()
+
+    async def close(self) -> None:
+        return None
+
+
+class Loopback:
+    """A one-shot listener on 127.0.0.1 (ephemeral port); opens the browser unless told not."""
+
+    name = "loopback"
+
+    def __init__(self, *, open_browser: bool = True, wait: float = DEFAULT_WAIT,
+                 show: Callable[[str], object] = print) -> None:
+        self.open_browser, self.wait, self.show = open_browser, wait, show
+        self._listener: anyio.abc.SocketListener | None = None
+        self.redirect_uri = ""
+
+    async def prepare(self) -> str:
+        if self._listener is None:
+            self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1",
+                                                             local_port=0)
+            port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+            self.redirect_uri = f"http://127.0.0.1:{port}/callback"
+        return self.redirect_uri
+
+    async def receive(self, authorization_url: str) -> str:
+        await self.prepare()
+        assert self._listener is not None
+        if not (self.open_browser and webbrowser.open(authorization_url)):
+            self.show(f"Authorize here: {authorization_url}")
+        with anyio.fail_after(self.wait):
+            while True:
+                async with await self._listener.accept() as stream:
+                    target = await _request_target(stream)
+                    if target is None or not target.startswith("/callback"):
+                        await stream.send(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
+                                          b"Connection: close\r\n\r\n")
+                        continue
+                    page = b"<p>mcp_nb: authorized. You can close this tab.</p>"
+                    await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                      b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                                      % (len(page), page))
+                    return self.redirect_uri.removesuffix("/callback") + target
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            await self._listener.aclose()
+            self._listener = None
+
+
+async def _request_target(stream: anyio.abc.ByteStream) -> str | None:
+    """The path and query of one HTTP/1.1 request line (the rest is ignored)."""
+    data = b""
+    with anyio.move_on_after(10):
+        while b"\r\n" not in data and len(data) < 8192:
+            chunk = await stream.receive()
+            if not chunk:
+                break
+            data += chunk
+    parts = data.split(b"\r\n", 1)[0].split(b" ")
+    return parts[1].decode("latin-1") if len(parts) == 3 and parts[0] == b"GET" else None
+
+
+def running_behind_jupyter_proxy() -> bool:
+    """JupyterHub or Binder: the browser is not on the kernel's machine."""
+    return any(name in os.environ for name in (
+        "JUPYTERHUB_SERVICE_PREFIX", "BINDER_SERVICE_HOST", "BINDER_REQUEST"))
+
+
+def choose_callback(mode: str | Callback | Callable[[str], str] = "auto") -> Callback:
+    """The callback for ``mode``: ``"auto"``, ``"loopback"``, ``"paste"``, or your own.
+
+    ``"auto"`` takes the loopback listener when the browser can be on this machine
+    (a desktop session, not JupyterHub/Binder) and paste-back otherwise. A plain
+    callable becomes :class:`Headless`.
+
+    >>> choose_callback(lambda url: url).name
+    'headless'
+    """
+    if not isinstance(mode, str):
+        if hasattr(mode, "receive") and hasattr(mode, "prepare"):
+            return mode  # type: ignore[return-value]
+        return Headless(mode)  # type: ignore[arg-type]
+    if mode == "auto":
+        desktop = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                       or os.name == "nt" or os.uname().sysname == "Darwin")
+        mode = "loopback" if desktop and not running_behind_jupyter_proxy() else "paste"
+    makers: dict[str, Callable[[], Callback]] = {
+        "loopback": Loopback, "paste": PasteBack, "auto-approved": AutoApproved}
+    try:
+        return makers[mode]()
+    except KeyError:
+        raise ValueError(f"unknown callback mode {mode!r}; choose auto, loopback, paste, "
+                         "auto-approved, or pass a callable") from None

@@ -1,0 +1,55 @@
+"""The official conformance suite's ``auth/*`` client scenarios, both pinned versions,
+against ``python -m mcp_nb.conformance`` — the same installer and runner as the
+non-auth scenarios (:mod:`mcp_nb.conformance.suite`), one test per suite version,
+scenario and wire version, the scenario list read from each suite's own listing.
+
+The stretch scenarios (DPoP, workload identity federation, enterprise-managed
+authorization, cross-app access) are expected to fail for now: they are run and
+reported, and a pass shows as XPASS.
+"""
+
+from __future__ import annotations
+
+import pytest
+from http_support import ROOT
+
+from mcp_nb.conformance.suite import SUITE_VERSIONS, Outcome, Suite
+
+CACHE = ROOT / ".cache" / "conformance"
+RESULTS = CACHE / "results"
+#: Extensions beyond the required set (issue 16 §5): mcp_nb does not implement them yet.
+NOT_YET = frozenset({"auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer",
+                     "auth/enterprise-managed-authorization",
+                     "auth/cross-app-access-complete-flow"})
+
+_SUITES = {version: Suite(version, CACHE) for version in SUITE_VERSIONS}
+
+
+def _auth_runs() -> list[pytest.param]:
+    params = []
+    for version, suite in _SUITES.items():
+        suite.install()
+        for scenario in suite.scenarios("client"):
+            if not scenario.is_auth:
+                continue
+            marks = [pytest.mark.xfail(reason="extension not implemented yet", strict=False)
+                     ] if scenario.name in NOT_YET else []
+            for wire in suite.wire_versions(scenario):
+                params.append(pytest.param(version, scenario.name, wire, marks=marks,
+                                           id=f"{version}/{scenario.name}@{wire}"))
+    return params
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.function.__name__ == "test_auth_scenario":
+        metafunc.parametrize(("version", "scenario", "wire"), _auth_runs())
+
+
+@pytest.mark.timeout(300)
+def test_auth_scenario(version: str, scenario: str, wire: str) -> None:
+    outcome: Outcome = _SUITES[version].run_client(scenario, wire, RESULTS)
+    if not outcome.ok:
+        pytest.fail(
+            f"{outcome.label}: {outcome.passed}/{outcome.total} checks passed, "
+            f"{outcome.failed} failed, {outcome.warnings} warnings, suite exit "
+            f"{outcome.exit_code}\n\n{outcome.failure_text()}", pytrace=False)

@@ -1,0 +1,91 @@
+"""The authorization flow's rules on their own: challenges, discovery order, refusals, redaction."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import httpx
+import pytest
+
+from mcp_nb.auth import AuthorizationFailed, FileStore, Token, bearer_challenge, discovery
+from mcp_nb.auth.steps import shown_form, shown_url
+
+
+def _response(status: int, *challenges: str) -> httpx.Response:
+    return httpx.Response(status, headers=[("WWW-Authenticate", c) for c in challenges])
+
+
+def test_a_401_is_a_challenge_even_without_a_header() -> None:
+    assert bearer_challenge(_response(401)) is not None
+    challenge = bearer_challenge(_response(401, 'Basic realm="x"',
+                                           'Bearer resource_metadata="https://r/prm"'))
+    assert challenge is not None and challenge.resource_metadata == "https://r/prm"
+
+
+def test_a_403_is_a_challenge_only_for_insufficient_scope() -> None:
+    assert bearer_challenge(_response(403, 'Bearer error="invalid_token"')) is None
+    step_up = bearer_challenge(_response(403, 'Bearer error="insufficient_scope", '
+                                              'scope="a b"'))
+    assert step_up is not None and step_up.scopes == ("a", "b")
+    assert bearer_challenge(_response(200)) is None
+
+
+def test_quoted_values_keep_commas_and_escapes() -> None:
+    challenge = bearer_challenge(_response(401, r'Bearer error_description="no, \"never\""'))
+    assert challenge is not None
+    assert challenge.params["error_description"] == 'no, "never"'
+
+
+def test_the_resource_must_cover_the_server_url() -> None:
+    good = {"resource": "https://r.example/mcp"}
+    assert discovery.check_resource(good, "https://R.example/mcp/", "m") == good["resource"]
+    assert discovery.check_resource({"resource": "https://r.example"},
+                                    "https://r.example/mcp", "m")
+    for other in ("https://evil.example/mcp", "https://r.example/other",
+                  "http://r.example/mcp"):
+        with pytest.raises(AuthorizationFailed, match=r"RFC 9728 §3\.3"):
+            discovery.check_resource({"resource": other}, "https://r.example/mcp", "m")
+
+
+def test_the_issuer_must_be_the_one_the_url_was_built_from() -> None:
+    assert discovery.check_issuer({"issuer": "https://as.example/t1"}, "https://as.example/t1",
+                                  "m")
+    for wrong in ("https://as.example/t2", "https://evil.example/t1", None):
+        with pytest.raises(AuthorizationFailed, match=r"RFC 8414 §3\.3"):
+            discovery.check_issuer({"issuer": wrong}, "https://as.example/t1", "m")
+
+
+def test_endpoints_off_loopback_must_be_https() -> None:
+    discovery.check_endpoints({"token_endpoint": "http://127.0.0.1:9/token"})
+    discovery.check_endpoints({"token_endpoint": "https://as.example/token"})
+    with pytest.raises(AuthorizationFailed, match="not https"):
+        discovery.check_endpoints({"token_endpoint": "http://as.example/token"})
+
+
+def test_metadata_that_is_html_or_huge_is_refused() -> None:
+    with pytest.raises(AuthorizationFailed, match="not JSON"):
+        discovery.json_document(b"<html>login</html>", "text/html", "metadata", "u")
+    with pytest.raises(AuthorizationFailed, match="bytes"):
+        discovery.json_document(b"{" + b" " * discovery.MAX_METADATA_BYTES + b"}",
+                                "application/json", "metadata", "u")
+    with pytest.raises(AuthorizationFailed, match="not an object"):
+        discovery.json_document(b"[1]", "application/json", "metadata", "u")
+
+
+def test_secrets_never_show() -> None:
+    token = Token("s3cret-token", resource="https://r/mcp", issuer="https://as",
+                  refresh_token="s3cret-refresh")
+    assert "s3cret" not in repr(token) and "s3cret" not in str(token)
+    assert "abc" not in shown_url("https://cb/x?code=abc&state=abc")
+    assert "abc" not in shown_form({"client_secret": "abc", "code_verifier": "abc",
+                                    "grant_type": "authorization_code"})
+
+
+def test_the_file_store_is_private_to_its_owner(tmp_path) -> None:
+    path = tmp_path / "tokens.json"
+    FileStore(path).save(Token("t", resource="https://r/mcp", issuer="https://as"))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    loaded = FileStore(path).load("https://r/mcp", "https://as")
+    assert loaded is not None and loaded.access_token == "t"
+    assert FileStore(path).load("https://r/mcp", "https://other") is None
