@@ -408,9 +408,12 @@ class RequestProgress(_Described, w.HBox):
     """One request: what it is, its progress against its timeout, Cancel; then its outcome.
 
     The outcome is said in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``,
-    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text and
-    static HTML; once shown with :meth:`show`, the saved output is rewritten when
-    the request ends, so a notebook never keeps a stale "waiting".
+    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text repr.
+    What :meth:`show` saves in the notebook beside the live view names the request
+    and claims no state ("Request tools/call add #3"), so a saved notebook never
+    keeps a stale "waiting" next to a finished result: the result or the error
+    that follows it says how it went.  A ``--background`` call, whose end comes
+    after its cell, also rewrites that saved output when it ends (``follow``).
     """
 
     def __init__(self, method: str, timeout: float | None) -> None:
@@ -435,11 +438,16 @@ class RequestProgress(_Described, w.HBox):
         self.children = [self.title, self.bar, self.status, self.cancel_button]
         self._tick()
 
-    def show(self) -> None:
-        """Display it, so that its saved output can be brought up to date when it ends."""
+    def show(self, *, follow: bool = False) -> None:
+        """Display it; with ``follow`` the saved output is rewritten when the request ends."""
         from IPython.display import display
 
-        self._display = display(self, display_id=True)
+        bundle = self._repr_mimebundle_()
+        label = self.describe() if self.outcome != "waiting" else self._name()
+        bundle["text/plain"] = label
+        bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
+        handle = display(bundle, raw=True, display_id=follow or None)
+        self._display = handle if follow else None
 
     def sent(self, request_id: int) -> None:
         """The request is on the wire with this id."""
@@ -511,11 +519,14 @@ class RequestProgress(_Described, w.HBox):
         self.bar.bar_style = style
         self.status.value = outcome
         if self._display is not None:
-            self._display.update(self)
+            self._display.update(self)  # the saved output follows (see show)
+
+    def _name(self) -> str:
+        ident = f" #{self.request_id}" if self.request_id is not None else ""
+        return f"Request {self.method}{ident}"
 
     def describe(self) -> str:
-        ident = f" #{self.request_id}" if self.request_id is not None else ""
-        return f"Request {self.method}{ident}: {self.outcome}"
+        return f"{self._name()}: {self.outcome}"
 
 
 class ToolResultView(_Described, w.HTML):

@@ -49,8 +49,8 @@ class BackgroundCall:
         return repr(self.progress)
 
     def _ipython_display_(self) -> None:
-        # Through a display id, so the saved output follows the call to its end.
-        self.progress.show()
+        # Its cell ends before the call does: the saved output follows it to its end.
+        self.progress.show(follow=True)
 
 
 class RawView:
