@@ -131,3 +131,59 @@ def test_callables_and_roots_from_the_notebook(mcp, tmp_path) -> None:
 
     with pytest.raises(McpCellError, match="no callable named 'nothing_here'"):
         mcp(f"connect broken --sampling nothing_here -- {sys.executable} -m mcp_nb.lab")
+
+
+def test_required_fields_are_marked_and_a_form_refuses_without_them(mcp) -> None:
+    form = SchemaForm(SCHEMA)
+    assert field(form, "name").widget.description == "name *"
+    assert form.children[-1].value == "<small>* required</small>"
+    with pytest.raises(ValueError, match="name: required, missing"):
+        form.checked_value()
+    field(form, "name").widget.value = "Ada"
+    field(form, "extra").widget.value = "[1]"  # neither a string nor a number
+    with pytest.raises(ValueError, match=r"extra: \[1\] is not valid"):
+        form.checked_value()
+
+    mcp("connect strictform")
+    tool_form = mcp("form echo")
+    tool_form.button.click()
+    assert tool_form.status.value == "not sent: text: required, missing"
+    hosted = __import__("mcp_nb.notebook").notebook.manager().session()
+    assert not hosted.session.transcript.filter(method="tools/call")
+
+
+def test_a_call_waiting_for_a_person_does_not_time_out_under_them(mcp) -> None:
+    hosted = mcp("connect patient --elicitation form")
+    inbox = hosted.view.children[-1]
+    call = mcp("call ask_user message=name? --background --timeout 1")
+    question = _wait_for_question(inbox)
+    assert question.status.value.startswith("waiting for your answer")
+    deadline = time.monotonic() + 10
+    while not call.progress.held:
+        assert time.monotonic() < deadline, "the progress widget never showed the hold"
+        time.sleep(0.02)
+    assert "timeout held: waiting for your answer to elicitation/create" in (
+        call.progress.status.value)
+    time.sleep(1.5)  # longer than the call's own timeout: held, so still waiting
+    assert not call.done()
+    question.form.fields[0].widget.value = "Grace"
+    question.buttons[0].click()  # Accept
+    assert "Grace" in call.result(timeout=10).text
+    assert question.status.value == "sent"
+    assert all(button.disabled for button in question.buttons)
+    assert call.progress.outcome.startswith("done in ")
+    question.buttons[1].click()  # a late click changes nothing
+    assert question.status.value == "sent"
+
+
+def test_a_question_the_server_no_longer_waits_for_expires(mcp) -> None:
+    hosted = mcp("connect leaving --elicitation form")
+    inbox = hosted.view.children[-1]
+    mcp("call ask_user message=name? --background")
+    question = _wait_for_question(inbox)
+    hosted.close()  # the session ends under the question
+    deadline = time.monotonic() + 10
+    while not question.status.value.startswith("expired"):
+        assert time.monotonic() < deadline, question.status.value
+        time.sleep(0.02)
+    assert all(button.disabled for button in question.buttons)

@@ -99,7 +99,8 @@ def test_transcript_view_pages_ten_thousand_entries() -> None:
     view.method.value = "m/3"
     assert view.position.value.endswith("1429 entries")
     view.direction.value = "send"
-    assert repr(view) == "Transcript: 10000 messages (5000 sent, 5000 received)"
+    assert repr(view) == ("Transcript: 715 of 10000 messages shown "
+                          "(filtered by direction send and method m/3…)")
     # Rendering a page must not grow with the transcript: it stays one page of HTML.
     assert len(view.table.value) < 60_000
     assert time.perf_counter() - started < 30  # sanity bound only, not a benchmark
@@ -179,3 +180,17 @@ def test_saved_transcript_snapshots_leave_out_what_timing_decides() -> None:
     assert "initialize" in snapshot and "invalid-json" in snapshot
     assert "<th>#</th>" not in snapshot  # positions shift with every stderr line
     assert repr(view) == "Transcript: 1 messages (1 sent, 0 received)"
+
+
+def test_a_filtered_transcript_says_so_in_its_text(mcp) -> None:
+    mcp("connect filtered")
+    mcp("call echo text=a")
+    everything = mcp("transcript")
+    # The handshake (3), tools/list and tools/call (2 each), the lab's log line for the call.
+    assert repr(everything) == "Transcript: 8 messages (4 sent, 4 received)"
+    calls = mcp("transcript --method tools/call")
+    assert repr(calls) == ("Transcript: 2 of 8 messages shown "
+                           "(filtered by method tools/call…)")
+    received = mcp("transcript --direction recv --method tools/")
+    assert repr(received) == ("Transcript: 2 of 8 messages shown "
+                              "(filtered by direction recv and method tools/…)")

@@ -96,6 +96,9 @@ class RequestTable:
         # clock (anyio's current_time() looks the backend up on every call).
         self.new_waiter: Callable[[], Waiter] = anyio.Event
         self.clock: Callable[[], float] = anyio.current_time
+        # hold(): how many holds are open, and the time each held request had left.
+        self._holds = 0
+        self._held: dict[int, tuple[float, float]] = {}
 
     def use_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """On asyncio: wait on inline wake-ups and read the loop's clock directly."""
@@ -163,6 +166,45 @@ class RequestTable:
                 if pending.deadline <= now:
                     pending.deadline = math.inf  # its waiter owns it now; don't wake for it again
                     pending.waiter.set()
+
+    def hold(self) -> Callable[[], None]:
+        """Stop the clocks of the requests in flight until the returned ``release()``.
+
+        For a server→client request a person answers: the request that caused
+        it must not time out under them.  On release each held request gets
+        back the time it had left (its maximum too); holds may overlap, and the
+        clocks restart when the last one is released.
+        """
+        if self._holds == 0:
+            now = self.clock()
+            self._held = {pending.id: (pending.deadline - now, pending.deadline_cap - now)
+                          for pending in self.pending.values() if pending.deadline < math.inf}
+            for pending in self.pending.values():
+                if pending.id in self._held:
+                    pending.deadline = pending.deadline_cap = math.inf
+        self._holds += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self._holds -= 1
+            if self._holds:
+                return
+            now = self.clock()
+            for request_id, (left, cap_left) in self._held.items():
+                pending = self.pending.get(request_id)
+                if pending is not None:
+                    pending.deadline, pending.deadline_cap = now + left, now + cap_left
+            self._held = {}
+            watch = self._deadline_watch
+            earliest = min((p.deadline for p in self.pending.values()), default=math.inf)
+            if watch is not None and earliest < watch.deadline:
+                watch.deadline = earliest
+
+        return release
 
     def progressed(self, token: Any) -> PendingRequest | None:
         """The request in flight that asked for progress with ``token``, if any.

@@ -24,6 +24,7 @@ import ipywidgets as w
 from ..protocol.errors import McpError
 from ..protocol.models import CallToolResult, Tool
 from . import render
+from .arguments_check import problems
 from .widgets import _Described
 
 _FULL = w.Layout(width="95%")
@@ -126,12 +127,31 @@ class SchemaForm(w.VBox):
         super().__init__()
         properties = schema.get("properties") if isinstance(schema, dict) else None
         required = set(schema.get("required", [])) if isinstance(schema, dict) else set()
+        self.schema = schema if isinstance(schema, dict) else {}
         self.fields = [_Field(name, prop, name in required)
                        for name, prop in (properties or {}).items()]
-        self.children = [f.widget for f in self.fields]
+        legend = ([w.HTML("<small>* required</small>")]
+                  if any(f.required for f in self.fields) else [])
+        self.children = [*(f.widget for f in self.fields), *legend]
 
     def value(self) -> dict[str, Any]:
         return {f.name: f.value() for f in self.fields if f.present}
+
+    def checked_value(self) -> dict[str, Any]:
+        """:meth:`value`, or ValueError naming every field that is missing or wrong.
+
+        A required text field left empty counts as missing; the rest is judged
+        by the schema itself (:func:`~mcp_nb.notebook.arguments_check.problems`).
+        """
+        empty = [f"{f.name}: required, missing" for f in self.fields if f.required
+                 and isinstance(f.widget, (w.Text, w.Textarea)) and not f.widget.value.strip()]
+        if empty:
+            raise ValueError("; ".join(empty))
+        value = self.value()
+        found = problems(self.schema, value)
+        if found:
+            raise ValueError("; ".join(found))
+        return value
 
     def signature(self) -> str:
         return ", ".join(
@@ -164,7 +184,7 @@ class ToolForm(_Described, w.VBox):
     def submit(self) -> Any:
         """What the Call button does; returns the future of the call."""
         try:
-            arguments = self.form.value()
+            arguments = self.form.checked_value()
         except ValueError as exc:
             self.status.value = f"not sent: {exc}"
             return None
@@ -184,7 +204,8 @@ class ToolForm(_Described, w.VBox):
                                  f"{render.esc(type(exc).__name__)}: {render.esc(exc)}</div>")
             return
         self.last_result = result
-        self.status.value = "error result" if result.isError else "done"
+        self.status.value = ("error result" if result.isError
+                             else "done" if result.content else f"done {render.EMPTY_RESULT}")
         self.result.value = render.content_blocks_html(result.content, result.isError)
 
     def describe(self) -> str:
@@ -204,6 +225,9 @@ class ServerRequestInbox(_Described, w.VBox):
         self._call_soon = call_soon  # run a callable on the session's loop thread
         self.answered = 0
         self.pending: list[_Question] = []
+        #: Holds the timeouts of the requests in flight while a question waits (set by the
+        #: session's host: :meth:`HostedSession.hold_for_person`); returns the release.
+        self.hold_deadlines: Callable[[str], Callable[[], None]] | None = None
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Any]]:
         """``on_sampling`` / ``on_elicitation`` keyword arguments for a ClientSession."""
@@ -212,9 +236,20 @@ class ServerRequestInbox(_Described, w.VBox):
     async def _ask(self, question: _Question) -> dict[str, Any]:
         self.pending.append(question)
         self.children = [*self.children, question]
-        await question.answered.wait()
-        self.pending.remove(question)
+        release = (self.hold_deadlines(f"waiting for your answer to {question.method}")
+                   if self.hold_deadlines is not None else None)
+        try:
+            await question.answered.wait()
+        except BaseException:
+            # The server withdrew its request, or the session ended: nothing to answer.
+            question.close("expired: the server no longer waits for this answer")
+            raise
+        finally:
+            self.pending.remove(question)
+            if release is not None:
+                release()
         self.answered += 1
+        question.close("sent")
         if isinstance(question.answer, Exception):
             raise question.answer
         assert question.answer is not None
@@ -233,18 +268,21 @@ class ServerRequestInbox(_Described, w.VBox):
 class _Question(w.VBox):
     """One server→client request waiting for a person."""
 
+    method = ""
+
     def __init__(self, call_soon: Callable[..., None]) -> None:
         super().__init__(layout=w.Layout(border="1px solid #bbb", padding="4px"))
         self.answered = anyio.Event()  # created on the loop thread (handlers run there)
         self.answer: dict[str, Any] | Exception | None = None
         self._call_soon = call_soon
+        self.buttons: list[w.Button] = []
+        self.status = w.Label(value="waiting for your answer (the call that asked is paused)")
 
     def _reply(self, answer: dict[str, Any] | Exception) -> None:
         """Called on the kernel thread by a button: hand the answer to the loop."""
-        for child in self.children:
-            if isinstance(child, w.HBox):
-                for button in child.children:
-                    button.disabled = True
+        if self.answered.is_set() or self.status.value.startswith("expired"):
+            return
+        self._disable("sending…")
 
         def deliver() -> None:
             self.answer = answer
@@ -252,8 +290,19 @@ class _Question(w.VBox):
 
         self._call_soon(deliver)
 
+    def _disable(self, status: str) -> None:
+        for button in self.buttons:
+            button.disabled = True
+        self.status.value = status
+
+    def close(self, status: str) -> None:
+        """Answered or withdrawn: the buttons go grey and the card says which."""
+        self._disable(status)
+
 
 class _SamplingQuestion(_Question):
+    method = "sampling/createMessage"
+
     def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
         super().__init__(call_soon)
         shown = "\n".join(
@@ -267,11 +316,14 @@ class _SamplingQuestion(_Question):
             "role": "assistant", "model": self.model.value,
             "content": {"type": "text", "text": self.reply.value}}))
         decline.on_click(lambda b: self._reply(_Declined("the user declined to sample")))
+        self.buttons = [send, decline]
         self.children = [w.HTML(f"<b>sampling/createMessage</b><pre>{render.esc(shown)}</pre>"),
-                         self.reply, self.model, w.HBox([send, decline])]
+                         self.reply, self.model, w.HBox([send, decline, self.status])]
 
 
 class _ElicitationQuestion(_Question):
+    method = "elicitation/create"
+
     def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
         super().__init__(call_soon)
         self.form = SchemaForm(params.get("requestedSchema", {}))
@@ -281,14 +333,19 @@ class _ElicitationQuestion(_Question):
             button = w.Button(description=action.capitalize(), button_style=style)
             button.on_click(lambda b, action=action: self._act(action))
             buttons.append(button)
+        self.buttons = buttons
         self.children = [
             w.HTML(f"<b>elicitation/create</b><pre>{render.esc(params.get('message', ''))}</pre>"),
-            self.form, w.HBox(buttons)]
+            self.form, w.HBox([*buttons, self.status])]
 
     def _act(self, action: str) -> None:
         answer: dict[str, Any] = {"action": action}
         if action == "accept":
-            answer["content"] = self.form.value()
+            try:
+                answer["content"] = self.form.checked_value()
+            except ValueError as exc:
+                self.status.value = f"not sent: {exc}"
+                return
         self._reply(answer)
 
 

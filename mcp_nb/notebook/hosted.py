@@ -26,7 +26,7 @@ from ..protocol.lifecycle import State
 from ..protocol.models import Tool
 from ..transports.base import Transport
 from .loop import BackgroundLoop
-from .widgets import SessionView
+from .widgets import RequestProgress, SessionView
 
 # ClientSession coroutine methods the facades expose.
 FACADE_METHODS = (
@@ -57,6 +57,27 @@ class HostedSession:
         self.view = SessionView(session, name)
         self._tools: dict[str, Tool] | None = None
         session.on_notification(self._forget_tools)
+        #: Progress widgets of this session's calls in flight (told when their timeout is held).
+        self.progress_widgets: set[RequestProgress] = set()
+
+    def hold_for_person(self, reason: str) -> Callable[[], None]:
+        """Hold the timeouts of the requests in flight while a person answers the server.
+
+        Runs on the session's loop (the inbox's handlers do).  Returns the
+        release; each held request then gets back the time it had left.
+        """
+        # The client's request table does the holding (ClientSession itself is at its
+        # size limit; a public alias there would be the tidier door).
+        release_deadlines = self.session._table.hold()
+        for widget in list(self.progress_widgets):
+            widget.hold(reason)
+
+        def release() -> None:
+            release_deadlines()
+            for widget in list(self.progress_widgets):
+                widget.hold(None)
+
+        return release
 
     def tool(self, name: str) -> Tool | None:
         """The server's description of tool ``name`` (None if it has no such tool).

@@ -326,7 +326,18 @@ class TranscriptView(_Described, w.VBox):
 
     def describe(self) -> str:
         sent, received = _message_counts(self._session)
-        return f"Transcript: {sent + received} messages ({sent} sent, {received} received)"
+        direction = self.direction.value or None
+        method = self.method.value.strip() or None
+        if direction is None and method is None:
+            return f"Transcript: {sent + received} messages ({sent} sent, {received} received)"
+        selected = self._selected()
+        what = " and ".join(part for part in (
+            f"direction {direction}" if direction else "", f"method {method}…" if method else "")
+            if part)
+        if direction == "event":
+            return f"Transcript: {len(selected)} events shown (filtered by {what})"
+        shown = sum(1 for e in selected if e.direction != "event")
+        return f"Transcript: {shown} of {sent + received} messages shown (filtered by {what})"
 
     def static_html(self) -> str:
         # The saved snapshot: the last page of what every run reproduces (see

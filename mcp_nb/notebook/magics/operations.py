@@ -82,7 +82,8 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
 
     options["on_progress"] = progress.progress
     options["on_sent"] = sent
-    job = track(progress, hosted.session.call_tool(args.tool, arguments, **options))
+    job = track(progress, hosted.session.call_tool(args.tool, arguments, **options),
+                hosted.progress_widgets)
     if not args.background:
         return hosted.run(job)
     future = hosted.loop.submit(job)
@@ -93,8 +94,10 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     return BackgroundCall(progress, future)
 
 
-async def track(progress: RequestProgress, request: Awaitable[T]) -> T:
-    """Await ``request``, telling ``progress`` how it ended."""
+async def track(progress: RequestProgress, request: Awaitable[T],
+                live: set[RequestProgress]) -> T:
+    """Await ``request``, telling ``progress`` how it ended; in ``live`` meanwhile."""
+    live.add(progress)
     try:
         result = await request
     except RequestTimeout as exc:
@@ -106,6 +109,8 @@ async def track(progress: RequestProgress, request: Awaitable[T]) -> T:
     except BaseException as exc:
         progress.failed(exc)
         raise
+    finally:
+        live.discard(progress)
     progress.done()
     return result
 

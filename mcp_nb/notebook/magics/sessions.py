@@ -96,6 +96,7 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
         log_level=args.log_level, **handlers,
     )
     if inbox is not None:
+        inbox.hold_deadlines = hosted.hold_for_person
         hosted.view.add_tab("Requests", inbox)
     if not args.step:
         try:
