@@ -158,6 +158,8 @@ def _connect_failure(url: str, exc: McpError) -> str:
             return f"could not connect to {url}: {cause or type(cause).__name__}"
         cause = cause.__cause__ or cause.__context__
     text = str(exc)
+    if text.startswith("could not connect to "):
+        return text  # the transport said it already
     if "ConnectError" in text or "ConnectTimeout" in text:
         return f"could not connect to {url}: {text.rsplit(': ', 1)[-1]}"
     return f"[{type(exc).__name__}] {exc}"
