@@ -103,9 +103,15 @@ async def call_every_tool(assignment: Assignment) -> None:
 
 @plays("request-metadata", "json-schema-ref-no-deref")
 async def list_tools_only(assignment: Assignment) -> None:
-    """Connect and list the tools: the suite judges the requests (and what is not fetched)."""
+    """Connect and list the tools if the server offers any: the suite judges the requests.
+
+    ``request-metadata`` looks at every request's ``_meta`` and header and at the retry
+    after a refused version (its server declares no capabilities, so ``server/discover``
+    is all a client may send it); ``json-schema-ref-no-deref`` at what is not fetched.
+    """
     async with connected(assignment) as session:
-        await session.list_tools()
+        if session.capabilities.server_supports("tools/list"):
+            await session.list_tools()
 
 
 @plays("json-schema-2020-12-preservation")
