@@ -110,6 +110,14 @@ class Knobs:
         "and announces each change with notifications/{tools,prompts,resources}/list_changed "
         "(to the session in the handshake era; to subscriptions/listen streams that opted in, "
         "in the stateless era), so list_changed can be observed.")
+    fixtures: str = knob(
+        "lab", "--fixtures", group="extras", choices=("lab", "conformance"),
+        help="Which menu to serve (default lab: echo, add, slow … as listed by tools/list). "
+        "conformance: the fixtures the official MCP conformance suite's server scenarios "
+        "call (test_simple_text, test://static-text, test_simple_prompt, the "
+        "input_required and tasks fixtures …), so the suite can judge the lab, e.g. "
+        "'python -m mcp_nb.lab --http --fixtures conformance' then 'conformance server "
+        "--url URL'.")
     # Handshake era, and both transports
     answer_version: str | None = knob(
         None, "--answer-version", era="handshake", metavar="V",

@@ -61,21 +61,25 @@ MethodHandler = Callable[[Request], Coroutine[Any, Any, Message]]
 _PRE_INIT_METHODS = frozenset({"initialize", "ping"})
 
 
-class LabSession(Lifecycle, Logging, Tools, Resources, Prompts, ClientRequests, Subscriptions):
-    """One MCP session of the lab server, independent of any transport.
+class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
+    """The protocol engine of one session: receive, dispatch by the features' routes, answer.
 
-    Build it with the knobs and a ``send`` callable, then call :meth:`receive`
-    for every incoming message from within the event loop, and :meth:`close`
-    when the transport goes away.
+    A session class is this engine plus the feature mixins of a menu (see
+    :class:`LabSession`); the engine collects their ``ROUTES`` tables.
+    Build a session with the knobs and a ``send`` callable, then call
+    :meth:`receive` for every incoming message from within the event loop,
+    and :meth:`close` when the transport goes away.
 
     ``era`` (default: ``knobs.era``) says which requests this session serves
     statelessly: a transport that routes the eras itself (HTTP) passes
     ``"handshake"`` or ``"stateless"``.  The versions the server advertises
-    still follow ``knobs.era``.
+    still follow ``knobs.era``.  ``hang_up``, if the transport can, ends the
+    current request's connection without ending the request (HTTP's SSE polling).
     """
 
-    def __init__(self, knobs: Knobs, send: Send, era: str | None = None) -> None:
-        super().__init__(knobs, send, era)
+    def __init__(self, knobs: Knobs, send: Send, era: str | None = None,
+                 hang_up: Callable[[], None] | None = None) -> None:
+        super().__init__(knobs, send, era, hang_up)
         self._methods: dict[str, MethodHandler] = {}
         self._stateless_methods: dict[str, MethodHandler] = {}
         for feature in reversed(type(self).__mro__):
@@ -282,3 +286,18 @@ class LabSession(Lifecycle, Logging, Tools, Resources, Prompts, ClientRequests, 
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class LabSession(Tools, Resources, Prompts, Engine):
+    """A session serving the lab's own menu (``--fixtures lab``, the default)."""
+
+
+def open_session(knobs: Knobs, send: Send, era: str | None = None,
+                 hang_up: Callable[[], None] | None = None) -> Engine:
+    """A session serving the menu ``--fixtures`` names."""
+    if knobs.fixtures == "conformance":
+        # Imported here: the conformance menu is large and only this profile needs it.
+        from mcp_nb.lab.fixtures import ConformanceSession
+
+        return ConformanceSession(knobs, send, era, hang_up)
+    return LabSession(knobs, send, era, hang_up)

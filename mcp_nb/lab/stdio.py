@@ -15,7 +15,7 @@ import threading
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.lab.process import arrange_exits, crash_if_due, prepare_process
 from mcp_nb.lab.rpc import Message, diag, encode_message
-from mcp_nb.lab.session import LabSession
+from mcp_nb.lab.session import open_session
 
 _GARBAGE = b"lab server banner: not JSON\n"
 #: Seconds that requests still running at stdin EOF get to finish and respond.
@@ -77,7 +77,7 @@ async def _serve_stdio(knobs: Knobs) -> int:
     # Lines (bytes), EOF (None) and reasons to stop (str) arrive through one queue.
     inbox: asyncio.Queue[bytes | str | None] = asyncio.Queue()
     writer = _StdoutWriter(knobs.garbage_stdout)
-    session = LabSession(knobs, writer.send)
+    session = open_session(knobs, writer.send)
     arrange_exits(knobs, inbox.put_nowait)
     threading.Thread(target=_read_stdin, args=(loop, inbox), name="lab-stdin", daemon=True).start()
     writer.banner()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+from collections.abc import Callable
 from typing import Any
 
 from mcp_nb.lab.content import build_catalogue
@@ -38,13 +39,15 @@ class SessionBase:
     ``protocol_version``, ``client_capabilities``) is set by initialize.
     """
 
-    def __init__(self, knobs: Knobs, send: Send, era: str | None = None) -> None:
+    def __init__(self, knobs: Knobs, send: Send, era: str | None = None,
+                 hang_up: Callable[[], None] | None = None) -> None:
         self.knobs = knobs
         self.era = era or knobs.era
         self.faults = FaultSeam(knobs)
         self.catalogue = build_catalogue(hostile=knobs.hostile_strings,
                                          list_changes=knobs.list_changes)
         self._send = send
+        self._hang_up = hang_up
         #: "new" until initialize succeeds, then "initialized", then "operating"
         #: once notifications/initialized arrives.
         self.state = "new"
@@ -71,16 +74,30 @@ class SessionBase:
         """Send one message as it is (a request or notification built elsewhere)."""
         self._send(message)
 
-    def capabilities(self) -> dict[str, Any]:
-        """The declared server capabilities (less any the fault knobs leave out)."""
-        full = {
+    def hang_up(self) -> bool:
+        """End the current request's connection, not the request; False if the transport can't."""
+        if self._hang_up is None:
+            return False
+        self._hang_up()
+        return True
+
+    def param_headers(self, tool: str) -> dict[str, str]:
+        """The ``x-mcp-header`` names of ``tool``'s parameters, by parameter (none here)."""
+        return {}
+
+    def served_capabilities(self) -> dict[str, Any]:
+        """The capabilities this session's features serve."""
+        return {
             "tools": {"listChanged": True},
             "resources": {"subscribe": True, "listChanged": True},
             "prompts": {"listChanged": True},
             "logging": {},
             "completions": {},
         }
-        return self.faults.declared_capabilities(full)
+
+    def capabilities(self) -> dict[str, Any]:
+        """The declared server capabilities (less any the fault knobs leave out)."""
+        return self.faults.declared_capabilities(self.served_capabilities())
 
     def server_info(self) -> dict[str, Any]:
         """The Implementation object: serverInfo (handshake), _meta serverInfo (stateless)."""

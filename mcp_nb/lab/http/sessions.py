@@ -6,16 +6,17 @@ import secrets
 
 from mcp_nb.lab.http.streams import EventStream, StreamStore
 from mcp_nb.lab.knobs import Knobs
-from mcp_nb.lab.session import LabSession
+from mcp_nb.lab.session import open_session
 
 
 class McpSession:
-    """One Streamable HTTP session (``Mcp-Session-Id``): a LabSession plus its streams."""
+    """One Streamable HTTP session (``Mcp-Session-Id``): a lab session plus its streams."""
 
     def __init__(self, knobs: Knobs) -> None:
         self.id = secrets.token_hex(16)
         self.streams = StreamStore()
-        self.lab = LabSession(knobs, self.streams.route, era="handshake")
+        self.lab = open_session(knobs, self.streams.route, era="handshake",
+                                hang_up=self.streams.hang_up_current)
         self.posts = 0
         #: True while a client holds the GET stream (one at a time).
         self.listening = False
@@ -26,12 +27,12 @@ class McpSession:
 
 
 class LegacySession:
-    """One HTTP+SSE session: a LabSession whose every message goes down one GET stream."""
+    """One HTTP+SSE session: a lab session whose every message goes down one GET stream."""
 
     def __init__(self, knobs: Knobs) -> None:
         self.id = secrets.token_hex(16)
         self.stream = EventStream(0)
-        self.lab = LabSession(knobs, self.stream.push, era="handshake")
+        self.lab = open_session(knobs, self.stream.push, era="handshake")
 
     async def close(self) -> None:
         self.stream.finish()

@@ -20,6 +20,7 @@ import asyncio
 import base64
 import binascii
 import itertools
+import json
 import re
 
 import anyio
@@ -28,7 +29,7 @@ from mcp_nb.lab.http.streams import EventStream, current_stream, write_stream
 from mcp_nb.lab.http.wire import Connection, HttpRequest, error_body
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.lab.rpc import Message, diag, encode_message, is_request_id
-from mcp_nb.lab.session import LabSession
+from mcp_nb.lab.session import open_session
 from mcp_nb.protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -53,7 +54,9 @@ STATUS_FOR_ERROR = {
 #: Seconds the shutdown waits for stateless answers (final listen results) to be written.
 _FLUSH_TIMEOUT = 1.0
 #: The body field each name-bearing method mirrors into ``Mcp-Name``.
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               # The tasks extension (SEP-2663) names the task.
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 _BASE64_SENTINEL = re.compile(r"=\?base64\?(?P<payload>[A-Za-z0-9+/=]*)\?=")
 
 
@@ -68,13 +71,23 @@ def decode_header_value(value: str) -> str | None:
         return None
 
 
-def header_mismatch(headers: dict[str, str], message: Message) -> str | None:
+def header_text(value: object) -> str:
+    """How an argument is written in its ``Mcp-Param-*`` header (SEP-2243)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def header_mismatch(headers: dict[str, str], message: Message,
+                    param_headers: dict[str, str] | None = None) -> str | None:
     """Why the request's mirrored headers disagree with its body (2026-07-28), or None.
 
     ``MCP-Protocol-Version`` must equal the ``_meta`` version, ``Mcp-Method``
     the method, and for tools/call, prompts/get and resources/read,
-    ``Mcp-Name`` the name or uri (decoded first if base64-encoded).  A missing
-    header is a mismatch too.
+    ``Mcp-Name`` the name or uri; each tool argument annotated ``x-mcp-header``
+    (``param_headers``: argument → header name) must be mirrored in
+    ``Mcp-Param-<name>``.  ``Mcp-Name`` and ``Mcp-Param-*`` values are decoded
+    first if base64-encoded.  A missing header is a mismatch too.
     """
     method, params = message.get("method"), message.get("params")
     params = params if isinstance(params, dict) else {}
@@ -87,11 +100,17 @@ def header_mismatch(headers: dict[str, str], message: Message) -> str | None:
     name_key = NAME_PARAMS.get(method) if isinstance(method, str) else None
     if name_key is not None and isinstance(params.get(name_key), str):
         mirrored.append(("Mcp-Name", params[name_key]))
+    arguments = params.get("arguments")
+    if method == "tools/call" and isinstance(arguments, dict):
+        mirrored += [(f"Mcp-Param-{header}", header_text(arguments[name]))
+                     for name, header in (param_headers or {}).items()
+                     if arguments.get(name) is not None]
     for header, expected in mirrored:
         got = headers.get(header.lower())
         if got is None:
             return f"Header mismatch: the {header} header is missing (the body says {expected!r})"
-        if (decode_header_value(got) if header == "Mcp-Name" else got) != expected:
+        encodable = header == "Mcp-Name" or header.startswith("Mcp-Param-")
+        if (decode_header_value(got) if encodable else got) != expected:
             return (f"Header mismatch: {header} header value {got!r} does not match the body's "
                     f"{expected!r}")
     return None
@@ -108,7 +127,7 @@ class StatelessEndpoint:
     """Serves every stateless-era POST with one server-wide LabSession."""
 
     def __init__(self, knobs: Knobs) -> None:
-        self.lab = LabSession(knobs, self._route, era="stateless")
+        self.lab = open_session(knobs, self._route, era="stateless")
         self._indices = itertools.count(1)
         #: Set when each exchange still under way is done (the shutdown waits).
         self._exchanges: set[asyncio.Event] = set()
@@ -142,7 +161,9 @@ class StatelessEndpoint:
             return
         params = message.get("params")
         if isinstance(params, dict) and not missing_request_meta(params):
-            mismatch = header_mismatch(request.headers, message)
+            tool = params.get("name") if message["method"] == "tools/call" else None
+            mirrored = self.lab.param_headers(tool) if isinstance(tool, str) else {}
+            mismatch = header_mismatch(request.headers, message, mirrored)
             if mismatch is not None:
                 diag(f"{mismatch} (400)")
                 await connection.respond(400, error_body(mismatch, HEADER_MISMATCH,

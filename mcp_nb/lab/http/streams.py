@@ -75,6 +75,8 @@ class EventStream:
         self.finished = False
         #: How many events were written to some connection (where a fresh GET starts).
         self.delivered = 0
+        #: Set by :meth:`hang_up`: the connection now writing this stream is to end.
+        self._hang_up = False
         self._changed = asyncio.Event()
 
     @property
@@ -102,6 +104,15 @@ class EventStream:
         self.finished = True
         self._wake()
 
+    def hang_up(self) -> None:
+        """End the response now writing this stream, keeping the stream open for a resume.
+
+        This is SSE polling (2025-11-25): the server closes the connection
+        mid-request and the client comes back with GET + ``Last-Event-ID``.
+        """
+        self._hang_up = True
+        self._wake()
+
     def priming(self, position: int) -> bytes:
         """An event with an id and empty data, so the client can resume from here.
 
@@ -120,12 +131,15 @@ class EventStream:
         return self.finished and position == self.pushed
 
     async def follow(self, after: int) -> AsyncIterator[tuple[int, bytes]]:
-        """Events after position ``after``, waiting for new ones until finished.
+        """Events after position ``after``, waiting for new ones until finished (or hung up).
 
         Events already dropped are skipped (with a diagnostic): they are gone.
         """
         position = after
         while True:
+            if self._hang_up:
+                self._hang_up = False
+                return
             if position < self.dropped:
                 diag(f"stream {self.index}: events {position + 1}..{self.dropped} are no "
                      f"longer kept; resuming after them")
@@ -184,6 +198,12 @@ class StreamStore:
         except (KeyError, ValueError):
             return None
         return (stream, after) if 0 <= after <= stream.pushed else None
+
+    def hang_up_current(self) -> None:
+        """Hang up the connection of the request being served (see :meth:`EventStream.hang_up`)."""
+        stream = current_stream.get()
+        if stream is not None and not stream.finished:
+            stream.hang_up()
 
     def finish_all(self) -> None:
         for stream in self._streams.values():
