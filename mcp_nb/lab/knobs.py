@@ -118,6 +118,12 @@ class Knobs:
         "input_required and tasks fixtures …), so the suite can judge the lab, e.g. "
         "'python -m mcp_nb.lab --http --fixtures conformance' then 'conformance server "
         "--url URL'.")
+    client_request_timeout: float = knob(
+        30.0, "--client-request-timeout", group="extras", era="handshake", metavar="SECONDS",
+        type=_at_least(float, 0.001),
+        help="Give up on a request the server sent the client (sampling, elicitation, roots) "
+        "after SECONDS (default 30): the client is told with notifications/cancelled and the "
+        "tool that asked fails, so a client that never answers cannot stall the server.")
     # Handshake era, and both transports
     answer_version: str | None = knob(
         None, "--answer-version", era="handshake", metavar="V",

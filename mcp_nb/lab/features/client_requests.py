@@ -21,7 +21,11 @@ from mcp_nb.lab.eras import (
 )
 from mcp_nb.lab.features.base import SessionBase
 from mcp_nb.lab.rpc import Message, Request, RpcError, ToolFailure, diag
-from mcp_nb.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_nb.protocol.errors import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
+)
 from mcp_nb.protocol.stateless import (
     INPUT_REQUEST_CAPABILITY,
     META_CLIENT_CAPABILITIES,
@@ -35,8 +39,10 @@ class ClientRequests(SessionBase):
     async def request_client(self, method: str, params: dict[str, Any]) -> Any:
         """Send a request to the client and wait for its result.
 
-        A client error is raised as :class:`RpcError`.  If the waiting task is
-        cancelled, the client is told with ``notifications/cancelled``.
+        A client error is raised as :class:`RpcError`, and so is silence beyond
+        --client-request-timeout (-32001).  Either way the server stops waiting,
+        and if it gave up (a timeout, or the waiting task was cancelled) the
+        client is told with ``notifications/cancelled``.
         """
         self._last_outgoing_id += 1
         request_id = self._last_outgoing_id
@@ -44,8 +50,15 @@ class ClientRequests(SessionBase):
         self._outgoing[request_id] = future
         self.send_message({"jsonrpc": "2.0", "id": request_id, "method": method,
                            "params": params})
+        timeout = self.knobs.client_request_timeout
         try:
-            return await future
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            self.notify("notifications/cancelled",
+                        {"requestId": request_id, "reason": f"no answer within {timeout:g} s"})
+            diag(f"the client did not answer {method} (id {request_id}) within {timeout:g} s")
+            raise RpcError(REQUEST_TIMEOUT, f"The client did not answer {method} within "
+                           f"{timeout:g} s (--client-request-timeout)") from None
         except asyncio.CancelledError:
             self.notify(
                 "notifications/cancelled",
@@ -108,6 +121,8 @@ class ClientRequests(SessionBase):
         try:
             result = await self.request_client(method, params)
         except RpcError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise ToolFailure(exc.message) from None
             raise ToolFailure(
                 f"The client answered {method} with error {exc.code}: {exc.message}"
             ) from None
