@@ -135,20 +135,24 @@ class PasteBack:
 
 
 class Loopback:
-    """A one-shot listener on 127.0.0.1 (ephemeral port); opens the browser unless told not."""
+    """A one-shot listener on 127.0.0.1 (ephemeral port) that gets the redirect.
+
+    ``browser`` opens the authorization URL (``webbrowser.open`` by default; ``None``
+    only shows the link); ``wait`` bounds how long a person may take.
+    """
 
     name = "loopback"
 
-    def __init__(self, *, open_browser: bool = True, wait: float = DEFAULT_WAIT,
-                 show: Callable[[str], object] = print) -> None:
-        self.open_browser, self.wait, self.show = open_browser, wait, show
+    def __init__(self, *, browser: Callable[[str], bool] | None = webbrowser.open,
+                 wait: float = DEFAULT_WAIT, show: Callable[[str], object] = print) -> None:
+        self.browser, self.wait, self.show = browser, wait, show
         self._listener: anyio.abc.SocketListener | None = None
         self.redirect_uri = ""
 
     async def prepare(self) -> str:
         if self._listener is None:
-            self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1",
-                                                             local_port=0)
+            listeners = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+            self._listener = listeners.listeners[0]
             port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
             self.redirect_uri = f"http://127.0.0.1:{port}/callback"
         return self.redirect_uri
@@ -156,9 +160,9 @@ class Loopback:
     async def receive(self, authorization_url: str) -> str:
         await self.prepare()
         assert self._listener is not None
-        if not (self.open_browser and webbrowser.open(authorization_url)):
+        if not (self.browser and self.browser(authorization_url)):
             self.show(f"Authorize here: {authorization_url}")
-        with anyio.fail_after(self.wait):
+        with anyio.move_on_after(self.wait):
             while True:
                 async with await self._listener.accept() as stream:
                     target = await _request_target(stream)
@@ -171,6 +175,9 @@ class Loopback:
                                       b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
                                       % (len(page), page))
                     return self.redirect_uri.removesuffix("/callback") + target
+        raise AuthorizationFailed(f"no redirect reached {self.redirect_uri} within "
+                                  f"{self.wait:g} s", rule="the person did not authorize in "
+                                  "time", fix="run the cell again, or use callback='paste'")
 
     async def close(self) -> None:
         if self._listener is not None:

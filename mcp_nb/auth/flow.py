@@ -67,6 +67,8 @@ class AuthState:
     token: Token | None = None
     issuer: str | None = None
     resource: str | None = None
+    #: Where the resource metadata was found last (a refresh without a challenge looks there).
+    resource_metadata_url: str | None = None
     registrations: dict[str, Registration] = field(default_factory=dict)
 
 
@@ -216,7 +218,8 @@ class Flow:
 
     def _resource_metadata(self) -> Generator[Need, Any, tuple[str, str, list[str] | None]]:
         """PRM → (resource to ask a token for, issuer, scopes_supported); legacy without it."""
-        hinted = self.challenge.resource_metadata if self.challenge else None
+        hinted = (self.challenge.resource_metadata if self.challenge else None
+                  ) or self.state.resource_metadata_url
         for url in discovery.prm_urls(self.server_url, hinted):
             response, document = yield from self._get_json("resource metadata", url,
                                                            "protected resource metadata")
@@ -231,6 +234,7 @@ class Flow:
                     f"the protected resource metadata at {url} names no authorization server",
                     rule="MCP authorization: authorization_servers MUST list at least one")
             scopes = document.get("scopes_supported")
+            self.state.resource_metadata_url = url
             self._note("resource metadata", self._last_sent, shown_response(response),
                        "RFC 9728 §3.3: resource matches the server URL", "ok",
                        f"resource {resource}, authorization server {servers[0]}")

@@ -118,6 +118,11 @@ class OAuth(httpx.Auth):
 
     async def async_auth_flow(self, request: httpx.Request
                               ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        held = self.state.token
+        if held is not None and held.expired() and self._goes_to(request, held):
+            # Renew before sending (a refresh token, else the whole flow) rather than
+            # spend a request on a 401 that is sure to come.
+            await self._obtain(str(request.url), None, held, step_up=False)
         sent_with = self._attach(request)
         response = yield request
         for _ in range(self.max_authorizations):
@@ -140,16 +145,18 @@ class OAuth(httpx.Auth):
     def _attach(self, request: httpx.Request) -> Token | None:
         """Put the held token on ``request`` if it goes to the token's origin (else nothing)."""
         token = self.state.token
-        if token is None:
-            return None
-        if self._origin is None:
-            self._origin = origin(token.resource)
-        if origin(request.url) != self._origin:
+        if token is None or not self._goes_to(request, token):
             return None
         request.headers["Authorization"] = f"Bearer {token.access_token}"
         return token
 
-    async def _obtain(self, url: str, challenge: Challenge, sent_with: Token | None, *,
+    def _goes_to(self, request: httpx.Request, token: Token) -> bool:
+        """Whether ``request`` goes to the origin ``token`` was issued for."""
+        if self._origin is None:
+            self._origin = origin(token.resource)
+        return origin(request.url) == self._origin
+
+    async def _obtain(self, url: str, challenge: Challenge | None, sent_with: Token | None, *,
                       step_up: bool) -> None:
         if self._lock is None:
             self._lock = anyio.Lock()
@@ -179,10 +186,14 @@ class OAuth(httpx.Auth):
 
     async def run(self, flow: Flow) -> Token:
         """Drive ``flow`` to its token (every need answered), then hold the token."""
-        async with self._http() as http:
-            need = flow.start()
-            while need is not None:
-                need = flow.advance(await self.answer(need, http))
+        try:
+            async with self._http() as http:
+                need = flow.start()
+                while need is not None:
+                    need = flow.advance(await self.answer(need, http))
+        finally:
+            if self.callback is not None:
+                await self.callback.close()  # a loopback listener lives for one flow
         assert flow.token is not None
         self._hold(flow.token)
         return flow.token
@@ -193,14 +204,21 @@ class OAuth(httpx.Auth):
             assert self.callback is not None
             return await self.callback.receive(need.authorization_url)
         assert isinstance(need, HttpNeed)
-        async with http.stream(need.request.method, need.request.url,
-                               headers=need.request.headers, content=need.request.content,
-                               follow_redirects=False) as response:
-            body = b""
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_METADATA_BYTES:
-                    break
+        try:
+            async with http.stream(need.request.method, need.request.url,
+                                   headers=need.request.headers, content=need.request.content,
+                                   follow_redirects=False) as response:
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_METADATA_BYTES:
+                        break
+        except httpx.TransportError as exc:
+            # Not the MCP server's failure: the session must not end because of it.
+            raise AuthorizationFailed(
+                f"{need.step}: {need.request.method} {need.request.url} failed: "
+                f"{type(exc).__name__}: {exc}", rule="the OAuth exchange could not be made",
+                fix="check that the authorization server is reachable") from exc
         return httpx.Response(response.status_code, headers=response.headers, content=body,
                               request=need.request)
 

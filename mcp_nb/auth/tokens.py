@@ -50,7 +50,7 @@ refreshable=False)
                    else None,
                    refresh_token=answer.get("refresh_token"))
 
-    def expired(self, now: float | None = None, leeway: float = 30.0) -> bool:
+    def expired(self, now: float | None = None, leeway: float = 5.0) -> bool:
         """Expired, or about to (within ``leeway`` seconds): refresh before using it."""
         return self.expires_at is not None and (now or time.time()) >= self.expires_at - leeway
 

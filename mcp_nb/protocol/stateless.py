@@ -231,6 +231,12 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
                             "before initialize")
     if error is not None:
         code, message, data = error
+        if http_status == 401:
+            # An authorization challenge says nothing about the era: never fall back on it.
+            return ProbeVerdict("fail", "server/discover was answered 401 Unauthorized: the "
+                                "server wants authorization (MCP basic/authorization), which "
+                                "says nothing about its era; connect with an OAuth client, "
+                                "e.g. http_transport(url, auth=mcp_nb.auth.OAuth())")
         if code is None:
             return ProbeVerdict("handshake", f"server/discover was refused with HTTP "
                                 f"{http_status} and no JSON-RPC error: not a stateless-era "

@@ -1,0 +1,52 @@
+"""The lab authorization server's command-line flags, and starting it beside the MCP server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .faults import AUTH_FAULTS, check_faults
+
+if TYPE_CHECKING:
+    from mcp_nb.lab.http.routing import Guard
+
+
+def auth_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False)
+    group = parser.add_argument_group("authorization (with --http)")
+    group.add_argument("--auth", action="store_true",
+                       help="Make /mcp a protected resource (OAuth 2.1) with the lab "
+                       "authorization server beside it; its URL is the second stdout line.")
+    group.add_argument("--auth-approval", choices=("auto", "page"), default="auto",
+                       help="auto: approve every authorization request at once (tests); page: "
+                       "show a page with an Approve button (people).")
+    group.add_argument("--auth-fault", action="append", default=[], metavar="NAME",
+                       choices=sorted(AUTH_FAULTS),
+                       help="Break one authorization rule on purpose: " + "; ".join(
+                           f"{name}: {what}" for name, what in AUTH_FAULTS.items()))
+    return parser
+
+
+def split_auth_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The authorization flags, and the rest for the lab's own parser."""
+    return auth_parser().parse_known_args(list(argv))
+
+
+def start_authorization(options: argparse.Namespace) -> list[Guard]:
+    """Start the authorization server (in a thread) and return the MCP server's guard.
+
+    Imported here, not above: a stdio lab server needs neither h11 nor these modules.
+    Its URL goes to stderr: the first stdout line stays the MCP server's.
+    """
+    from .guard import protected_resource_guard
+    from .server import PRE_REGISTERED, LabAuthorizationServer
+
+    server = LabAuthorizationServer(check_faults(options.auth_fault), options.auth_approval)
+    base = server.start_in_thread()
+    clients = ", ".join(f"{cid} (secret {secret})" if secret else f"{cid} (public)"
+                        for cid, secret in PRE_REGISTERED.items())
+    print(f"mcp_nb lab: authorization server at {base}; pre-registered clients: {clients}",
+          file=sys.stderr, flush=True)
+    return [protected_resource_guard(server)]

@@ -1,0 +1,183 @@
+"""The OAuth client against the lab authorization server: the flow, each fault, each callback."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from http_support import lab_server
+
+from mcp_nb.auth import AutoApproved, Headless, Loopback, OAuth, PasteBack
+from mcp_nb.client import ClientSession, RequestFailed
+from mcp_nb.client.errors import EraProbeFailed
+from mcp_nb.transports import http_transport
+
+
+async def _use(url: str, auth: OAuth | None, *, era: str = "handshake", calls: int = 1
+               ) -> list[str]:
+    """Connect, list the tools, call ``add`` ``calls`` times; the tool names."""
+    transport = http_transport(url, "streamable-http", auth=auth)
+    async with ClientSession(transport, timeout=30) as session:
+        if era == "handshake":
+            await session.connect()
+        else:
+            await session.connect(era=era)
+        names = [tool.name for tool in await session.list_tools()]
+        for _ in range(calls):
+            result = await session.call_tool("add", {"a": 1, "b": 2})
+            assert "3" in str(result.content)
+        return names
+
+
+def _run(flags: tuple[str, ...], auth: OAuth | None, **options: Any) -> list[str]:
+    with lab_server("--auth", *flags) as lab:
+        return anyio.run(lambda: _use(lab.ready_text, auth, **options))
+
+
+def test_dynamic_registration_and_the_steps_seen() -> None:
+    auth = OAuth(callback="auto-approved")
+    assert "add" in _run((), auth)
+    names = [step.name for step in auth.steps]
+    assert names == ["challenge", "resource metadata", "server metadata", "register",
+                     "authorize", "callback", "token"]
+    assert all(step.outcome == "ok" for step in auth.steps)
+    shown = repr(auth) + "".join(step.line() for step in auth.steps) + str(auth.describe())
+    token = auth.held()
+    assert token is not None and token.access_token not in shown
+    assert auth.describe()["client_registration"] == "dynamic registration"
+
+
+def test_pre_registered_confidential_client_and_client_credentials() -> None:
+    confidential = OAuth(client_id="lab-confidential", client_secret="lab-secret",
+                         callback="auto-approved")
+    assert "add" in _run((), confidential)
+    assert confidential.describe()["client_registration"] == "pre-registered"
+    machine = OAuth(grant="client_credentials", client_id="lab-confidential",
+                    client_secret="lab-secret")
+    assert "add" in _run((), machine)
+    assert [step.name for step in machine.steps][-1] == "token"
+
+
+def test_both_eras_are_authorized() -> None:
+    assert "add" in _run((), OAuth(callback="auto-approved"), era="stateless")
+    assert "add" in _run((), OAuth(callback="auto-approved"), era="auto")
+
+
+def test_step_up_asks_for_more_scope_and_keeps_the_old() -> None:
+    auth = OAuth(callback="auto-approved")
+    _run(("--auth-fault", "step-up"), auth)
+    token = auth.held()
+    assert token is not None and {"mcp", "mcp:call"} <= set(token.scopes)
+
+
+def test_an_expired_token_is_refreshed_before_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    auth = OAuth(callback="auto-approved")
+    with lab_server("--auth", "--auth-fault", "expired-token") as lab:
+        async def twice() -> None:
+            await _use(lab.ready_text, auth)
+            first = auth.held()
+            assert first is not None and first.refresh_token
+            # Make the held token look expired (the lab's are short-lived anyway).
+            monkeypatch.setattr(type(first), "expired", lambda self, *a, **k: self is first)
+            await _use(lab.ready_text, auth)
+            assert auth.held() is not first
+            assert "refresh" in [step.name for step in auth.steps]
+        anyio.run(twice)
+
+
+def test_migration_registers_again_and_shows_the_new_server_nothing_old() -> None:
+    auth = OAuth(callback="auto-approved")
+    _run(("--auth-fault", "migration"), auth, calls=2)
+    assert str(auth.describe()["issuer"]).endswith("/as2")
+    assert len(auth.state.registrations) == 2
+    old, new = auth.state.registrations.values()
+    assert old.client_id != new.client_id
+
+
+@pytest.mark.parametrize(("fault", "rule"), [
+    ("wrong-issuer", "RFC 8414 §3.3"),
+    ("resource-mismatch", "RFC 9728 §3.3"),
+    ("missing-iss", "RFC 9207"),
+    ("wrong-iss", "RFC 9207"),
+    ("unexpected-iss", "RFC 9207"),
+    ("no-s256", "PKCE S256"),
+    ("cross-origin-redirect", "another origin"),
+    ("html-metadata", "not JSON"),
+    ("huge-metadata", "262,144 bytes"),
+    ("reject-tokens", "after 3 fresh tokens"),
+    ("endless-step-up", "after 3 fresh tokens"),
+])
+def test_each_broken_rule_is_refused_by_name(fault: str, rule: str) -> None:
+    auth = OAuth(callback="auto-approved")
+    with pytest.raises(RequestFailed) as failed:
+        _run(("--auth-fault", fault), auth)
+    assert rule in str(failed.value)
+    token = auth.held()
+    assert token is None or token.access_token not in str(failed.value)
+
+
+def test_a_401_while_probing_the_era_never_falls_back() -> None:
+    with pytest.raises(EraProbeFailed, match="401 Unauthorized"):
+        _run((), None, era="stateless")
+    with pytest.raises(EraProbeFailed, match="authorization"):
+        _run((), None, era="auto")
+
+
+def test_no_token_goes_to_another_origin() -> None:
+    seen: list[httpx.Request] = []
+
+    def elsewhere(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200)
+
+    auth = OAuth(callback="auto-approved")
+    _run((), auth)
+
+    async def other_origin() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(elsewhere),
+                                     auth=auth) as client:
+            await client.get("http://other.example/mcp")
+
+    anyio.run(other_origin)
+    assert "authorization" not in seen[0].headers
+
+
+def _browser(authorization_url: str) -> str:
+    """Play the person's browser: open the link, follow the redirect wherever it goes."""
+    response = httpx.get(authorization_url, follow_redirects=False)
+    return response.headers["location"]
+
+
+def test_loopback_listener_gets_the_code() -> None:
+    pages: list[int] = []
+
+    def browse(url: str) -> None:
+        location = _browser(url)
+        assert location.startswith("http://127.0.0.1:")
+        pages.append(httpx.get(location).status_code)  # the listener's "you may close" page
+
+    def open_in_a_thread(url: str) -> bool:
+        threading.Thread(target=browse, args=(url,), daemon=True).start()
+        return True
+
+    auth = OAuth(callback=Loopback(browser=open_in_a_thread))
+    assert "add" in _run((), auth)
+    assert pages == [200]
+    assert auth.describe()["callback"] == "loopback"
+
+
+def test_paste_back_and_headless_callbacks() -> None:
+    shown: list[str] = []
+    paste = PasteBack(show=shown.append, ask=lambda prompt: shown[-1].split()[2].strip()
+                      and _browser(shown[-1].split()[2]))
+    auth = OAuth(callback=paste)
+    assert "add" in _run((), auth)
+    assert shown and "Authorize here:" in shown[0]
+    assert auth.describe()["callback"] == "paste-back"
+    headless = OAuth(callback=Headless(_browser))
+    assert "add" in _run((), headless)
+    assert isinstance(OAuth(callback="auto-approved"), OAuth)
+    assert AutoApproved().name == "auto-approved"
