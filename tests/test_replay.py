@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -194,3 +196,21 @@ async def test_a_stateless_era_recording_replays_in_its_era_over_http(tmp_path: 
             assert session.era is not None and session.era.value == "stateless"
             assert (await session.call_tool("add", {"a": 1, "b": 2})).text == "3"
             assert not any("Mcp-Session-Id" in (e.text or "") for e in session.transcript)
+
+
+def test_garbage_and_batches_get_answers_naming_their_ids(lab_recording: Path) -> None:
+    lines = ['{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}',
+             "this is not json",
+             '[{"jsonrpc": "2.0", "id": 7, "method": "ping"}, '
+             '{"jsonrpc": "2.0", "method": "notifications/initialized"}, '
+             '{"jsonrpc": "2.0", "id": "x", "method": "tools/list"}]',
+             '{"jsonrpc": "2.0", "id": 9, "method": "nothing/here"}']
+    result = subprocess.run(replay_command(lab_recording, "--timing", "none"),
+                            input="\n".join(lines) + "\n", capture_output=True, text=True,
+                            timeout=60)
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[0]["id"] == 1 and answers[0]["result"]["serverInfo"]["name"] == "mcp_nb-lab"
+    assert answers[1]["id"] is None and answers[1]["error"]["code"] == -32700
+    assert [(a["id"], a["error"]["code"]) for a in answers[2]] == [(7, -32600), ("x", -32600)]
+    assert answers[3]["id"] == 9 and answers[3]["error"]["code"] == METHOD_NOT_FOUND
+    assert "replay: the recording has no 'nothing/here' request" in result.stderr

@@ -23,6 +23,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from ..protocol.errors import INVALID_REQUEST
 from .script import Exchange, Miss, Script, Step, progress_token
 
 Out = Callable[[dict[str, Any]], None]
@@ -75,6 +76,19 @@ class Replayer:
         if found.steps:
             self._schedule(found.steps, message, out)
         return found
+
+    @staticmethod
+    def refuse_batch(batch: list[Any]) -> list[dict[str, Any]]:
+        """The answer to a JSON-RPC batch: an error for each request in it, so none hangs.
+
+        Batches existed only in 2025-03-26 and a recording keeps single messages,
+        so a replay refuses them rather than guess how the server split one up.
+        """
+        error = {"code": INVALID_REQUEST, "message": "replay: batches are not replayed; send "
+                                                     "the messages one at a time"}
+        answers = [{"jsonrpc": "2.0", "id": item["id"], "error": error} for item in batch
+                   if isinstance(item, dict) and "method" in item and "id" in item]
+        return answers or [{"jsonrpc": "2.0", "id": None, "error": error}]
 
     def _schedule(self, steps: list[Step], live: dict[str, Any], out: Out) -> None:
         if self.timing == 0 and all(step.wait_for is None for step in steps):

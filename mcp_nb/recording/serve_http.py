@@ -158,9 +158,13 @@ class ReplayHttpServer:
             await self._json(connection, {"jsonrpc": "2.0", "id": None, "error": {
                 "code": PARSE_ERROR, "message": f"Parse error: {exc}"}})
             return
+        if isinstance(message, list):
+            await connection.respond(200, _ENCODE(self.replayer.refuse_batch(message)).encode(),
+                                     [("content-type", "application/json")])
+            return
         if not isinstance(message, dict):
             await self._json(connection, {"jsonrpc": "2.0", "id": None, "error": {
-                "code": INVALID_REQUEST, "message": "replay: one message per POST"}})
+                "code": INVALID_REQUEST, "message": "replay: not a JSON-RPC message"}})
             return
         if "id" not in message or "method" not in message:
             self.replayer.handle(message, self._loose)

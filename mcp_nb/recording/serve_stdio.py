@@ -49,9 +49,12 @@ class _StdinProtocol(asyncio.Protocol):
             self.out({"jsonrpc": "2.0", "id": None,
                       "error": {"code": -32700, "message": f"Parse error: {exc}"}})
             return
+        if isinstance(message, list):
+            self._write((_ENCODE(self._replayer.refuse_batch(message)) + "\n").encode())
+            return
         if not isinstance(message, dict):
             self.out({"jsonrpc": "2.0", "id": None,
-                      "error": {"code": -32600, "message": "replay: batches are not replayed"}})
+                      "error": {"code": -32600, "message": "replay: not a JSON-RPC message"}})
             return
         self._replayer.handle(message, self.out)
 
