@@ -22,7 +22,7 @@ from authlib.oauth2.rfc7523 import private_key_jwt_sign
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from . import discovery
-from .challenge import Challenge
+from .challenge import Challenge, bearer_challenge
 from .errors import AuthorizationFailed
 from .steps import Outcome, Step, shown_form, shown_response, shown_url
 from .tokens import Registration, Token
@@ -117,14 +117,16 @@ class Flow:
     """
 
     def __init__(self, settings: ClientSettings, state: AuthState, server_url: str,
-                 challenge: Challenge | None, redirect_uri: str, *, step_up: bool = False
-                 ) -> None:
+                 challenge: Challenge | None, redirect_uri: str, *, step_up: bool = False,
+                 ask_server: bool = False) -> None:
         self.settings = settings
         self.state = state
         self.server_url = server_url
         self.challenge = challenge
         self.redirect_uri = redirect_uri
         self.step_up = step_up
+        #: Start by asking the server itself for its challenge (a flow walked by hand).
+        self.ask_server = ask_server
         self.steps: list[Step] = []
         self.token: Token | None = None
         self.done = False
@@ -191,7 +193,9 @@ class Flow:
     # -- the flow ---------------------------------------------------------------------------
 
     def _flow(self) -> Generator[Need, Any, Token]:
-        if self.challenge is not None:
+        if self.challenge is None and self.ask_server:
+            yield from self._ask_for_challenge()
+        elif self.challenge is not None:
             self._note("challenge", "", f"WWW-Authenticate: {self.challenge.scheme} "
                        + ", ".join(f"{k}={v}" for k, v in self.challenge.params.items()),
                        "MCP authorization: a 401 (or 403 insufficient_scope) starts the flow",
@@ -215,6 +219,22 @@ class Flow:
             return (yield from self._client_credentials(server, resource, scope))
         registration = yield from self._identify(server)
         return (yield from self._authorization_code(server, registration, resource, scope))
+
+    def _ask_for_challenge(self) -> Generator[Need, Any, None]:
+        """POST an MCP request without a token: a protected server answers with its challenge."""
+        probe = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {}}
+        request = httpx.Request("POST", self.server_url, json=probe,
+                                headers={"Accept": "application/json, text/event-stream"})
+        response = yield from self._exchange("challenge", request)
+        self.challenge = bearer_challenge(response)
+        if self.challenge is None:
+            raise AuthorizationFailed(
+                f"the server answered {response.status_code} without asking for "
+                "authorization", rule="MCP authorization: a 401 with WWW-Authenticate starts "
+                "the flow", fix="connect without --auth")
+        self._note("challenge", self._last_sent, shown_response(response) + ", "
+                   + ", ".join(f"{k}={v}" for k, v in self.challenge.params.items()),
+                   "MCP authorization: a 401 (or 403 insufficient_scope) starts the flow", "ok")
 
     def _resource_metadata(self) -> Generator[Need, Any, tuple[str, str, list[str] | None]]:
         """PRM → (resource to ask a token for, issuer, scopes_supported); legacy without it."""

@@ -174,13 +174,18 @@ class OAuth(httpx.Auth):
     # -- the flow, whole or step by step ---------------------------------------------------
 
     async def begin(self, url: str, challenge: Challenge | None = None, *,
-                    step_up: bool = False) -> Flow:
-        """A new flow for the server at ``url`` (the callback is made ready first)."""
+                    step_up: bool = False, ask_server: bool = False) -> Flow:
+        """A new flow for the server at ``url`` (the callback is made ready first).
+
+        ``ask_server``: the flow's first step asks the server for its challenge (for a
+        flow started by hand rather than by a 401).
+        """
         if self.callback is None:
             self.callback = choose_callback(self._callback_choice)
         redirect_uri = (await self.callback.prepare()
                         if self.settings.grant == "authorization_code" else "")
-        flow = Flow(self.settings, self.state, url, challenge, redirect_uri, step_up=step_up)
+        flow = Flow(self.settings, self.state, url, challenge, redirect_uri, step_up=step_up,
+                    ask_server=ask_server)
         self.steps = flow.steps
         return flow
 
@@ -195,7 +200,7 @@ class OAuth(httpx.Auth):
             if self.callback is not None:
                 await self.callback.close()  # a loopback listener lives for one flow
         assert flow.token is not None
-        self._hold(flow.token)
+        self.hold(flow.token)
         return flow.token
 
     async def answer(self, need: Need, http: httpx.AsyncClient) -> Any:
@@ -222,7 +227,8 @@ class OAuth(httpx.Auth):
         return httpx.Response(response.status_code, headers=response.headers, content=body,
                               request=need.request)
 
-    def _hold(self, token: Token) -> None:
+    def hold(self, token: Token) -> None:
+        """Use ``token`` from now on (a flow walked by hand ends here)."""
         self.state.token = token
         self._origin = origin(token.resource)
         self.store.save(token)

@@ -23,6 +23,8 @@ def protected_resource_guard(server: LabAuthorizationServer) -> Guard:
     """401 with a ``WWW-Authenticate`` challenge without a valid token; 403 for step-up."""
 
     async def guard(request: HttpRequest) -> Refusal | None:
+        if request.path.startswith("/.well-known/"):
+            return None  # metadata is public (the lab's lives on the authorization server)
         host = request.headers.get("host", "")
         server.note_resource(f"http://{host}/mcp")
         header = request.headers.get("authorization", "")

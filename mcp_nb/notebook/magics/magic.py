@@ -31,6 +31,7 @@ GROUPS = (
     "operations",
     "wire",
     "recordings",
+    "auth",
 )
 
 

@@ -24,6 +24,7 @@ from ...transports import StdioTransport, Transport, http_transport
 from ..forms import ServerRequestInbox
 from ..hosted import HostedSession
 from .arguments import key_values
+from .auth import add_auth_arguments, oauth_for
 from .displays import Listing
 from .recordings import add_replay_arguments, replay_target
 from .table import CommandGroup, McpCellError, Parser, Usage
@@ -75,12 +76,14 @@ def _connect_arguments(p: Parser) -> None:
     p.add_argument("--roots", nargs="+", metavar="PATH_OR_URI",
                    help="declare roots and answer roots/list with these")
     add_replay_arguments(p)
+    add_auth_arguments(p)
 
 
 @GROUP.command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
                           "config entry, or (with no target) the bundled lab server",
                arguments=_connect_arguments, server_argv=True,
-               expand=("target", "header", "env", "cwd", "config", "roots", "replay"))
+               expand=("target", "header", "env", "cwd", "config", "roots", "replay",
+                       "client_id", "client_secret"))
 def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     base, transport, named = _target(mcp, args)
     era = args.era or mcp.era
@@ -183,7 +186,9 @@ def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, b
         if "url" in entry:
             headers = {**{str(k): str(v) for k, v in entry.get("headers", {}).items()},
                        **headers}
-            return name, _http(str(entry["url"]), args.transport, headers), named
+            url = str(entry["url"])
+            return name, _http(url, args.transport, headers,
+                               oauth_for(mcp, args, url, entry)), named
         command = [entry["command"], *entry.get("args", [])]
         env = {**{str(k): str(v) for k, v in entry.get("env", {}).items()}, **env}
         return name, _stdio(mcp, command, env, entry.get("cwd", args.cwd)), named
@@ -192,9 +197,11 @@ def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, b
             raise Usage("an HTTP server takes no command after its URL")
         url = target[0]
         return (args.name or (urlsplit(url).hostname or "http"),
-                _http(url, args.transport, headers), named)
+                _http(url, args.transport, headers, oauth_for(mcp, args, url)), named)
     if headers:
         raise Usage("--header applies to HTTP servers only")
+    if args.auth:
+        raise Usage("--auth applies to HTTP servers only (authorization is HTTP's)")
     if not target:
         from ...client import lab_command
 
@@ -242,9 +249,10 @@ def check_program(command: list[str], env: dict[str, str], cwd: str | None) -> N
               "write {sys.executable} instead to run the server with the kernel's packages")
 
 
-def _http(url: str, transport: str, headers: dict[str, str]) -> Transport:
+def _http(url: str, transport: str, headers: dict[str, str], auth: Any = None) -> Transport:
     try:
-        return http_transport(url, transport, headers=headers)  # type: ignore[arg-type]
+        return http_transport(url, transport, headers=headers,  # type: ignore[arg-type]
+                              auth=auth)
     except ValueError as exc:
         raise McpCellError(str(exc)) from None
 

@@ -1,0 +1,221 @@
+"""``%mcp auth`` and ``%mcp connect URL --auth``: OAuth for HTTP servers, never showing a token.
+
+The work is :mod:`mcp_nb.auth`'s; this module turns magic lines into
+:class:`~mcp_nb.auth.OAuth` settings, shows the state (resource, issuer, client,
+scopes, expiry — never the token) and walks the flow one step per cell.
+
+Example::
+
+    %mcp connect https://mcp.example.com/mcp --auth            # the flow runs when asked
+    %mcp connect URL --auth --auth-callback paste --scope mcp:tools
+    %mcp auth                       # the current session's state (tokens redacted)
+    %mcp auth --logout              # forget the token and the client registration
+    %mcp auth --step URL --auth-callback auto-approved   # one step per cell:
+    %mcp auth --next                #   … each cell makes one exchange and shows it
+    %mcp auth --next REDIRECT_URL   #   the browser step: paste where the browser landed
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ...auth import AuthorizationFailed, BrowserNeed, Flow, HttpNeed, OAuth, PasteBack
+from ...auth.steps import shown_url
+from .displays import Listing
+from .table import CommandGroup, McpCellError, Parser
+
+if TYPE_CHECKING:
+    from ..hosted import HostedSession
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+CALLBACKS = ("auto", "loopback", "paste", "auto-approved")
+
+
+def add_auth_arguments(p: Parser) -> None:
+    """``%mcp connect``'s ``--auth`` and its settings (HTTP servers only)."""
+    p.add_argument("--auth", action="store_true",
+                   help="authorize with OAuth 2.1 when the server asks (401): discovery, "
+                        "registration, PKCE, token; see docs/authorization.md")
+    p.add_argument("--auth-callback", choices=CALLBACKS,
+                   help="how the code comes back: loopback (a browser on this machine), "
+                        "paste (anywhere), auto-approved (the lab's server); default auto")
+    p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
+    p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
+    p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
+                   help="ask for this scope (repeat; default: what the server says)")
+
+
+def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
+              entry: dict[str, Any] | None = None) -> OAuth | None:
+    """The OAuth for ``connect`` (``--auth`` or an mcpServers entry's ``"auth"``), or None.
+
+    A flow walked with ``%mcp auth --step`` for the same URL is reused (its token too).
+    """
+    settings = dict((entry or {}).get("auth") or {})
+    if not (getattr(args, "auth", False) or settings):
+        return None
+    walked = _walks(mcp).get(url)
+    if walked is not None:
+        return walked.auth
+    scopes = list(args.scope) or settings.get("scopes")
+    return OAuth(client_id=args.client_id or settings.get("client_id"),
+                 client_secret=args.client_secret or settings.get("client_secret"),
+                 scopes=scopes or None,
+                 callback=args.auth_callback or settings.get("callback") or "auto")
+
+
+def oauth_of(hosted: HostedSession) -> OAuth | None:
+    """The OAuth a session's HTTP transport carries, if any."""
+    transport: Any = hosted.session.transport
+    auth = getattr(transport, "auth", None) or getattr(getattr(transport, "active", None),
+                                                       "auth", None)
+    return auth if isinstance(auth, OAuth) else None
+
+
+class AuthState(Listing):
+    """``%mcp auth``: one row per fact; tokens appear only as «redacted»."""
+
+    def __init__(self, auth: OAuth) -> None:
+        facts = auth.describe()
+        expires = facts.get("expires_at")
+        if isinstance(expires, float):
+            facts["expires_at"] = f"in {max(0, round(expires - time.time()))} s"
+        rows = [(name, "" if value is None else str(value)) for name, value in facts.items()]
+        super().__init__("facts", ("", "value"), rows, rows)
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{name}: {value}" for name, value in self.rows)
+
+
+def steps_listing(steps: list[Any]) -> Listing:
+    rows = [(s.name, s.sent, s.received, s.rule, s.outcome, s.detail) for s in steps]
+    return StepsListing("steps", ("step", "sent", "received", "rule", "outcome", "detail"),
+                        rows, list(steps))
+
+
+class StepsListing(Listing):
+    def __repr__(self) -> str:
+        return "\n".join(step.line() for step in self)
+
+
+@dataclass
+class Walk:
+    """A flow walked one cell at a time: the OAuth, the flow, the need waiting to be met."""
+
+    auth: OAuth
+    flow: Flow
+    need: HttpNeed | BrowserNeed | None
+    shown: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+_WALKS: weakref.WeakKeyDictionary[Any, dict[str, Walk]] = weakref.WeakKeyDictionary()
+
+
+def _walks(mcp: McpMagics) -> dict[str, Walk]:
+    return _WALKS.setdefault(mcp, {})
+
+
+def _auth_arguments(p: Parser) -> None:
+    p.add_argument("name", nargs="?", help="which session (default: the current one)")
+    p.add_argument("--logout", action="store_true", help="forget the token and registration")
+    p.add_argument("--step", metavar="URL", help="start walking the flow for URL, one "
+                   "exchange per cell (then %%mcp auth --next)")
+    p.add_argument("--next", nargs="?", const="", default=None, metavar="REDIRECT_URL",
+                   help="make the next exchange of the walked flow (at the browser step: "
+                        "the address the browser landed on)")
+    p.add_argument("--auth-callback", choices=CALLBACKS, default=None)
+    p.add_argument("--client-id")
+    p.add_argument("--client-secret")
+    p.add_argument("--scope", action="append", default=[])
+
+
+@GROUP.command("auth", "OAuth state (never the token), --logout, or --step URL / --next",
+               arguments=_auth_arguments, expand=("client_secret", "client_id", "step"))
+def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
+    if args.step:
+        return _start_walk(mcp, args)
+    if args.next is not None:
+        return _advance_walk(mcp, args.next)
+    hosted = mcp.session(args.name)
+    oauth = oauth_of(hosted)
+    if oauth is None:
+        raise McpCellError(f"session {hosted.name!r} has no OAuth: connect with "
+                           "%mcp connect URL --auth")
+    if args.logout:
+        oauth.logout()
+        print("logged out: token and client registration forgotten")
+    return AuthState(oauth)
+
+
+def _start_walk(mcp: McpMagics, args: argparse.Namespace) -> Any:
+    url = str(args.step)
+    if not url.startswith(("http://", "https://")):
+        raise McpCellError(f"--step takes the server's URL, not {url!r}")
+    callback = args.auth_callback or "paste"
+    if callback == "paste":
+        callback = PasteBack(show=print, ask=_no_input)
+    oauth = OAuth(client_id=args.client_id, client_secret=args.client_secret,
+                  scopes=list(args.scope) or None, callback=callback)
+    flow = mcp.loop.run(oauth.begin(url, ask_server=True))
+    walk = Walk(oauth, flow, flow.start())
+    _walks(mcp)[url] = walk
+    print(f"walking the authorization flow for {url}: run %mcp auth --next for each step")
+    return _next_preview(walk)
+
+
+def _no_input(prompt: str) -> str:
+    raise McpCellError("paste the address with %mcp auth --next REDIRECT_URL")
+
+
+def _current_walk(mcp: McpMagics) -> Walk:
+    walks = [w for w in _walks(mcp).values() if not w.flow.done]
+    if not walks:
+        raise McpCellError("no flow being walked: start one with %mcp auth --step URL")
+    return walks[-1]
+
+
+def _advance_walk(mcp: McpMagics, pasted: str) -> Any:
+    walk = _current_walk(mcp)
+    need = walk.need
+    assert need is not None
+
+    async def meet() -> Any:
+        if isinstance(need, BrowserNeed) and pasted:
+            return pasted
+        async with httpx.AsyncClient(timeout=30) as http:
+            return await walk.auth.answer(need, http)
+
+    try:
+        reply = mcp.loop.run(meet())
+        walk.need = walk.flow.advance(reply)
+    except AuthorizationFailed as failed:
+        raise McpCellError(f"refused: {failed}") from None
+    except McpCellError:
+        raise
+    new = walk.flow.steps[walk.shown:]
+    walk.shown = len(walk.flow.steps)
+    if walk.flow.done:
+        assert walk.flow.token is not None
+        walk.auth.hold(walk.flow.token)
+        print(f"token held ({walk.flow.token!r}); %mcp connect URL --auth uses it")
+    else:
+        print(_next_preview(walk))
+    return steps_listing(new)
+
+
+def _next_preview(walk: Walk) -> str:
+    need = walk.need
+    if isinstance(need, HttpNeed):
+        return f"next: {need.step}: {need.request.method} {shown_url(need.request.url)}"
+    if isinstance(need, BrowserNeed):
+        return (f"next: authorize in the browser: {need.authorization_url}\n(then %mcp auth "
+                "--next, or paste where the browser landed: %mcp auth --next REDIRECT_URL)")
+    return "done"
