@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
+import re
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -109,3 +111,15 @@ class LoopIterations:
 
     def __exit__(self, *exc_info: object) -> None:
         asyncio.BaseEventLoop._run_once = self._run_once  # type: ignore[attr-defined]
+
+
+_SVG_IMAGE = re.compile(r'<img alt="[^"<>]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"/>')
+
+
+def svg_images_opened(markup: str) -> str:
+    """Static HTML with each SVG image (render.svg_image_html) replaced by the SVG it holds.
+
+    Escaping checks then see inside the images, and any ``<img`` left over is
+    not one the renderer made.
+    """
+    return _SVG_IMAGE.sub(lambda match: base64.b64decode(match[1]).decode(), markup)

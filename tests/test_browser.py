@@ -367,3 +367,51 @@ def _call_add_through_the_form(cell: Locator) -> None:
     result = form.locator(".widget-html", has_text=re.compile(r"\b5(\.0)?\b"))
     result.wait_for()
     assert "done" in form.inner_text()
+
+
+UNTRUSTED = "untrusted.ipynb"
+
+
+def _executed_untrusted_notebook(path: Path) -> None:
+    """A notebook run by nbclient and saved unsigned: JupyterLab opens it untrusted."""
+    from nbclient import NotebookClient
+
+    cells = ["%load_ext mcp_nb", "%mcp connect", "%mcp state", "%mcp view",
+             "%mcp shutdown"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3", "display_name": "Python 3", "language": "python"}
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    notebook.metadata.pop("widgets", None)  # as scripts/run_notebooks.py saves them
+    nbformat.write(notebook, path)
+
+
+def test_static_diagrams_survive_an_untrusted_notebook(lab: Lab, page: Page) -> None:
+    _executed_untrusted_notebook(lab.root / UNTRUSTED)
+    other = page.context.new_page()
+    try:
+        with _screenshot_on_failure(other, "browser-failure-untrusted.png"):
+            other.goto(lab.url(f"/lab/tree/{UNTRUSTED}"))
+            other.wait_for_function("() => window.jupyterapp !== undefined", polling=POLL_MS)
+            other.evaluate("async () => { await window.jupyterapp.restored; }")
+            cells = other.locator(".jp-Notebook .jp-CodeCell")
+            cells.nth(4).wait_for()
+            trusted = other.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.context.model.cells.get(0)"
+                ".trusted")
+            assert trusted is False  # opened as a stranger's notebook would be
+            state = cells.nth(2).locator(".jp-OutputArea-output")
+            diagram = state.locator('img[src^="data:image/svg+xml;base64,"]')
+            diagram.wait_for()
+            assert diagram.get_attribute("alt").startswith("StateDiagram: Operating")
+            # The image really decodes (a sanitizer that mangled it would leave it 0 wide).
+            other.wait_for_function(
+                "(img) => img.complete && img.naturalWidth > 0", arg=diagram.element_handle(),
+                polling=POLL_MS)
+            # No inline SVG survived to spill its <title> tooltips as text.
+            assert "the client offers a protocol version" not in state.inner_text()
+            view = cells.nth(3).locator(".jp-OutputArea-output")
+            assert view.locator('img[src^="data:image/svg+xml;base64,"]').count() == 2
+        cells.nth(2).screenshot(path=str(ARTIFACTS / "browser-untrusted-state.png"))
+    finally:
+        other.close()

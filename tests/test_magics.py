@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from support import svg_images_opened
 
 from mcp_nb.client import Transcript
 from mcp_nb.notebook import manager as loaded_magics
@@ -215,9 +216,9 @@ def test_hostile_strings_are_escaped_in_every_view(mcp) -> None:
     mcp("call echo text=<b>bold</b>")
     view = hosted.view
     view.transcript.flush()
-    rendered = [tools._repr_html_(), view.handshake.static_html(),
+    rendered = [tools._repr_html_(), svg_images_opened(view.handshake.static_html()),
                 view.capabilities.value, view.transcript.table.value, view.findings.value,
-                view.state_diagram.value]
+                view.state_diagram.value, svg_images_opened(view.static_html())]
     for markup in rendered:
         assert "<script" not in markup.lower()
         assert "<img" not in markup.lower()  # the payload <img src=x onerror=…> stays text

@@ -9,6 +9,7 @@ and GitHub show the same picture.
 
 from __future__ import annotations
 
+import base64
 import html
 import itertools
 import json
@@ -48,6 +49,18 @@ STYLE = """<style>
 .mcpnb .yes { color: #176b2c; } .mcpnb .no { color: #888; }
 .mcpnb .finding { color: #a00; }
 </style>"""
+
+
+def svg_image_html(svg: str, alt: str) -> str:
+    """An SVG as an ``<img>`` with a data URI, for static outputs.
+
+    An untrusted notebook (opened before it is run), nbviewer and GitHub strip
+    inline ``<svg>`` and would leave its ``<title>`` tooltips as one run-on
+    paragraph; an image survives their sanitizers, and a browser runs no
+    script inside an SVG shown as an image.
+    """
+    data = base64.b64encode(svg.encode()).decode("ascii")
+    return f'<img alt="{esc(alt)}" src="data:image/svg+xml;base64,{data}"/>'
 
 
 # -- state diagram ------------------------------------------------------------------------

@@ -99,8 +99,8 @@ class StateDiagram(_Described, w.HTML):
             self.value = render.stateless_model_html(s.stateless_version, s.state, meta,
                                                      s.last_server_info, s.era_steps)
             return
-        self.value = (render.state_diagram_svg(s.state, s.lifecycle.path)
-                      + render.era_steps_html(s.era_steps))
+        self._svg = render.state_diagram_svg(s.state, s.lifecycle.path)
+        self.value = self._svg + render.era_steps_html(s.era_steps)
 
     def describe(self) -> str:
         s = self._session
@@ -116,7 +116,10 @@ class StateDiagram(_Described, w.HTML):
         return f"StateDiagram: {s.state.value} (path: {path}){era}"
 
     def static_html(self) -> str:
-        return self.value
+        if self._session.era is Era.STATELESS:
+            return self.value  # a table, no SVG: sanitizers keep it
+        return (render.svg_image_html(self._svg, self.describe())
+                + render.era_steps_html(self._session.era_steps))
 
 
 def _discover_entries(session: ClientSession) -> tuple[TranscriptEntry | None, ...]:
@@ -155,6 +158,7 @@ class Handshake(_Described, w.VBox):
         self._session = session
         self._cards = w.HTML()
         self._sequence = w.HTML()
+        self._sequence_alt = "sequence: nothing yet"
         self.children = [self._sequence, self._cards]
         self._unsubscribe = session.transcript.subscribe(self._on_entry)
         self._redraw()
@@ -180,6 +184,7 @@ class Handshake(_Described, w.VBox):
         ) + "</div>"
         present = [e for e in (request, response, initialized) if e is not None]
         self._sequence.value = render.sequence_svg(present)
+        self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
     def _redraw_discover(self) -> None:
         """Stateless era: no handshake; the discover exchange is what the session began with."""
@@ -191,7 +196,9 @@ class Handshake(_Described, w.VBox):
             "handshake: this is the optional server/discover exchange.</p>" + "".join(
             render.message_card_html(title, entry, ("supportedVersions", "capabilities"))
             for title, entry in zip(titles, (request, response), strict=True)) + "</div>"
-        self._sequence.value = render.sequence_svg([e for e in (request, response) if e])
+        present = [e for e in (request, response) if e is not None]
+        self._sequence.value = render.sequence_svg(present)
+        self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
     def describe(self) -> str:
         if self._session.era is Era.STATELESS:
@@ -212,7 +219,7 @@ class Handshake(_Described, w.VBox):
         return "Handshake: " + " → ".join(steps)
 
     def static_html(self) -> str:
-        return self._sequence.value + self._cards.value
+        return render.svg_image_html(self._sequence.value, self._sequence_alt) + self._cards.value
 
 
 class CapabilitiesView(_Described, w.HTML):
