@@ -35,7 +35,8 @@ def origin(url: str | httpx.URL) -> str:
     >>> origin("HTTPS://Example.com:443/mcp?x=1")
     'https://example.com'
     """
-    parsed = httpx.URL(str(url))
+    # An httpx.URL is used as it is: this runs on every authorized request.
+    parsed = url if isinstance(url, httpx.URL) else httpx.URL(url)
     port = parsed.port
     default = {"http": 80, "https": 443}.get(parsed.scheme)
     netloc = parsed.host if ":" not in parsed.host else f"[{parsed.host}]"
