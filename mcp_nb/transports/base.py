@@ -23,7 +23,9 @@ class TransportEvent:
     """Something that happened to the connection rather than a message on it."""
 
     #: Short machine-readable kind: "spawned", "stdin closed", "SIGTERM", "SIGKILL",
-    #: "exited", "stderr", "oversized line", "stdout closed".
+    #: "exited", "group swept", "stderr", "oversized line", "stdout closed"; over HTTP
+    #: "http", "stream opened" … and "reissued".  "request failed" fails one request
+    #: (``data``: request_id, cause, status, limit, option, size); the session goes on.
     kind: str
     #: Human-readable detail for transcripts and widgets.
     detail: str = ""
