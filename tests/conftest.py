@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+#: Peer servers run as subprocesses; importing one (--doctest-modules would) starts it.
+collect_ignore = ["peers"]
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -28,7 +28,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ERA = sys.argv[1]
+ERA = sys.argv[1] if __name__ == "__main__" else "handshake"
 SESSION = "faults-session-1"
 seen: list[str] = []
 flaky_keys: set[str] = set()
@@ -172,7 +172,12 @@ class Handler(BaseHTTPRequestHandler):
             self.json(200, message(request_id, text_result(f"unknown tool {name}")))
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
-server.serve_forever()
+def main() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
