@@ -89,3 +89,25 @@ def test_the_file_store_is_private_to_its_owner(tmp_path) -> None:
     loaded = FileStore(path).load("https://r/mcp", "https://as")
     assert loaded is not None and loaded.access_token == "t"
     assert FileStore(path).load("https://r/mcp", "https://other") is None
+
+
+def test_every_lab_fault_is_documented() -> None:
+    from pathlib import Path
+
+    from mcp_nb.lab.authserver.faults import AUTH_FAULTS
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "authorization.md").read_text(
+        encoding="utf-8")
+    for name, what in AUTH_FAULTS.items():
+        assert f"| `{name}` | {what} |" in text
+
+
+def test_every_lab_fault_is_documented() -> None:
+    from pathlib import Path
+
+    from mcp_nb.lab.authserver.faults import AUTH_FAULTS
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "authorization.md").read_text(
+        encoding="utf-8")
+    for name, what in AUTH_FAULTS.items():
+        assert f"| `{name}` | {what} |" in text
