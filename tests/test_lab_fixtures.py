@@ -8,6 +8,7 @@ over stdio once, to show the menu does not depend on the transport.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -156,3 +157,26 @@ def test_the_fixtures_do_not_depend_on_the_transport() -> None:
             "This is the content of the static text resource.")
     finally:
         lab.kill()
+
+
+def test_a_skill_is_listed_got_read_and_walked(fixtures: ServerProcess) -> None:
+    url = fixtures.ready_text
+    [skill] = result_of(post(url, message(1, "skills/list")))["skills"]
+    assert skill["frontmatter"]["name"] == "hello-world" and skill["uri"].endswith(
+        "/hello-world/SKILL.md")
+    assert result_of(post(url, message(2, "skills/get", {"uri": skill["uri"]})))[
+        "skill"] == skill
+    for entry in skill["resources"]:  # every file is served, with the digest and size listed
+        [contents] = result_of(post(url, message(3, "resources/read", {"uri": entry["uri"]})))[
+            "contents"]
+        raw = contents["text"].encode()
+        assert entry["size"] == len(raw)
+        assert entry["digest"] == "sha256:" + hashlib.sha256(raw).hexdigest()
+    root = skill["uri"].removesuffix("/SKILL.md")
+    children = result_of(post(url, message(4, "resources/directory/read", {"uri": root})))
+    assert {"inode/directory", "text/markdown"} == {child["mimeType"]
+                                                     for child in children["resources"]}
+    not_a_directory = post(url, message(5, "resources/directory/read", {"uri": skill["uri"]}))
+    assert error_of(not_a_directory)["code"] == -32602
+    unknown = post(url, message(6, "skills/get", {"uri": "skill://nowhere/x/SKILL.md"}))
+    assert error_of(unknown)["code"] == -32602
