@@ -3,7 +3,7 @@ against ``python -m mcp_nb.conformance`` — the same installer and runner as th
 non-auth scenarios (:mod:`mcp_nb.conformance.suite`), one test per suite version,
 scenario and wire version, the scenario list read from each suite's own listing.
 
-The stretch scenarios (DPoP, workload identity federation, enterprise-managed
+The stretch scenarios (DPoP, enterprise-managed
 authorization, cross-app access) are expected to fail for now: they are run and
 reported, and a pass shows as XPASS.
 """
@@ -18,7 +18,7 @@ from mcp_nb.conformance.suite import SUITE_VERSIONS, Outcome, Suite
 CACHE = ROOT / ".cache" / "conformance"
 RESULTS = CACHE / "results"
 #: Extensions beyond the required set (issue 16 §5): mcp_nb does not implement them yet.
-NOT_YET = frozenset({"auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer",
+NOT_YET = frozenset({"auth/dpop", "auth/dpop-nonce",
                      "auth/enterprise-managed-authorization",
                      "auth/cross-app-access-complete-flow"})
 

@@ -27,8 +27,10 @@ from .errors import AuthorizationFailed
 from .steps import Outcome, Step, shown_form, shown_response, shown_url
 from .tokens import Registration, Token
 
-Grant = Literal["authorization_code", "client_credentials"]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: RFC 7523 §2.1: a JWT (a workload's identity, SEP-1933) exchanged for an access token.
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #: Same-origin redirects followed while fetching metadata; another origin is refused.
 MAX_REDIRECTS = 3
 #: Token endpoint authentication methods in the order a confidential client prefers them.
@@ -44,7 +46,8 @@ class ClientSettings:
     otherwise the client registers itself (RFC 7591). ``private_key`` (PEM) signs
     ``private_key_jwt`` assertions. ``scopes`` overrides the scope selection.
     ``allow_without_s256`` lets a lesson go on with a server that does not advertise
-    PKCE S256 (never do this for real).
+    PKCE S256 (never do this for real). ``assertion`` is the JWT the ``jwt_bearer`` grant
+    presents (a workload identity token).
     """
 
     client_id: str | None = None
@@ -58,6 +61,7 @@ class ClientSettings:
     grant: Grant = "authorization_code"
     offline_access: bool = True
     allow_without_s256: bool = False
+    assertion: str | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -215,7 +219,7 @@ class Flow:
             refreshed = yield from self._refresh(server, held, resource)
             if refreshed is not None:
                 return refreshed
-        if self.settings.grant == "client_credentials":
+        if self.settings.grant != "authorization_code":
             return (yield from self._client_credentials(server, resource, scope))
         registration = yield from self._identify(server)
         return (yield from self._authorization_code(server, registration, resource, scope))
@@ -477,13 +481,22 @@ class Flow:
 
     def _client_credentials(self, server: ServerMetadata, resource: str, scope: str | None
                             ) -> Generator[Need, Any, Token]:
+        """A grant without a browser: client credentials, or a JWT bearer assertion."""
         settings = self.settings
         if settings.client_id is None:
-            raise AuthorizationFailed("the client credentials grant needs a client id",
-                                      rule="OAuth 2.1 §4.2", fix="pass client_id=…")
+            raise AuthorizationFailed(f"the {settings.grant} grant needs a client id",
+                                      rule="OAuth 2.1 §4.2, RFC 7523 §3", fix="pass client_id=…")
         registration = Registration(server.issuer, settings.client_id, settings.client_secret,
                                     self._auth_method(server, settings.client_secret))
         fields = {"grant_type": "client_credentials", "resource": resource}
+        if settings.grant == "jwt_bearer":
+            if not settings.assertion:
+                raise AuthorizationFailed("the JWT bearer grant needs an assertion",
+                                          rule="RFC 7523 §2.1", fix="pass assertion=JWT")
+            # No retry and no other grant after a refusal: the workload's identity is all
+            # this client has (SEP-1933).
+            fields = {"grant_type": JWT_BEARER_GRANT, "assertion": settings.assertion,
+                      "resource": resource}
         if scope:
             fields["scope"] = scope
         answer = yield from self._token_request(server, registration, fields)

@@ -41,6 +41,7 @@ class OAuth(httpx.Auth):
         transport = http_transport("https://mcp.example.com/mcp", auth=auth)
 
         machine = OAuth(grant="client_credentials", client_id="svc", client_secret="…")
+        workload = OAuth(grant="jwt_bearer", client_id="svc", assertion=workload_jwt)
 
     ``callback`` picks how the code comes back ("auto", "loopback", "paste",
     "auto-approved", a :class:`~mcp_nb.auth.callbacks.Callback`, or a callable that
@@ -58,7 +59,7 @@ class OAuth(httpx.Auth):
                  client_metadata_url: str | None = None, client_name: str = "mcp_nb",
                  callback: str | Callback | Callable[[str], Any] = "auto",
                  store: TokenStore | None = None, offline_access: bool = True,
-                 allow_without_s256: bool = False,
+                 allow_without_s256: bool = False, assertion: str | None = None,
                  http: Callable[[], httpx.AsyncClient] | None = None,
                  max_authorizations: int = MAX_AUTHORIZATIONS_PER_REQUEST) -> None:
         self.settings = ClientSettings(
@@ -66,7 +67,8 @@ class OAuth(httpx.Auth):
             auth_method=token_endpoint_auth_method, private_key=private_key,
             signing_algorithm=signing_algorithm, client_metadata_url=client_metadata_url,
             client_name=client_name, scopes=tuple(scopes) if scopes is not None else None,
-            grant=grant, offline_access=offline_access, allow_without_s256=allow_without_s256)
+            grant=grant, offline_access=offline_access, allow_without_s256=allow_without_s256,
+            assertion=assertion)
         self._callback_choice = callback
         self.callback: Callback | None = None
         self.store = store if store is not None else MemoryStore()

@@ -34,6 +34,9 @@ AUTHORIZATION_CODE_SCENARIOS = (
 def oauth_for(assignment: Assignment) -> OAuth:
     """The OAuth settings a scenario calls for (pre-registration, CIMD, or registration)."""
     context = assignment.context
+    if assignment.scenario == "auth/wif-jwt-bearer":
+        return OAuth(grant="jwt_bearer", client_id=context.get("client_id"),
+                     assertion=context.get("valid_jwt"))
     if assignment.scenario.startswith("auth/client-credentials"):
         return OAuth(grant="client_credentials", client_id=context.get("client_id"),
                      client_secret=context.get("client_secret"),
@@ -45,7 +48,7 @@ def oauth_for(assignment: Assignment) -> OAuth:
 
 
 @plays(*AUTHORIZATION_CODE_SCENARIOS, "auth/client-credentials-basic",
-       "auth/client-credentials-jwt")
+       "auth/client-credentials-jwt", "auth/wif-jwt-bearer")
 async def authorize_and_call(assignment: Assignment) -> None:
     """Connect through OAuth, list the tools and call each one (a call may need step-up)."""
     async with connected(assignment,
