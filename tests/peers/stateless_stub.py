@@ -16,8 +16,9 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 VERSION = "2026-07-28"
-TOOLS = json.loads(sys.argv[1])
-refusals_left: dict[str, int] = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+TOOLS = json.loads(sys.argv[1]) if __name__ == "__main__" else []
+refusals_left: dict[str, int] = (json.loads(sys.argv[2]) if __name__ == "__main__"
+                                 and len(sys.argv) > 2 else {})
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -58,6 +59,7 @@ class Handler(BaseHTTPRequestHandler):
                           "result": {"resultType": "complete", **result}})
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
-server.serve_forever()
+if __name__ == "__main__":  # importing it (a doctest collector would) must not serve
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+    server.serve_forever()

@@ -53,46 +53,51 @@ def advance(task: dict) -> dict:
     return snapshot(task, **extra)
 
 
-for line in sys.stdin:
-    message = json.loads(line)
-    method, request_id = message.get("method"), message.get("id")
-    params = message.get("params") or {}
-    if request_id is None:
-        continue
-    task = tasks.get(params.get("taskId", ""))
-    if task is not None and "requestState" in params:
-        task["echoed"].append(params["requestState"])
-    if method == "initialize":
-        result = {"protocolVersion": params["protocolVersion"],
-                  "capabilities": {"tools": {},
-                                   "extensions": {"io.modelcontextprotocol/tasks": {}}},
-                  "serverInfo": {"name": "task-server", "version": "1"}}
-    elif method == "tools/call" and params["name"] == "quick":
-        result = {"content": [{"type": "text", "text": "at once"}]}
-    elif method == "tools/call":
-        kind = params["name"]
-        task = {"id": f"task-{len(tasks) + 1}", "kind": kind, "status": "working", "polls": 0,
-                "serial": 0, "name": None, "echoed": []}
-        tasks[task["id"]] = task
-        result = {"resultType": "task", **snapshot(task)}
+def main() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        params = message.get("params") or {}
+        if request_id is None:
+            continue
+        task = tasks.get(params.get("taskId", ""))
+        if task is not None and "requestState" in params:
+            task["echoed"].append(params["requestState"])
+        if method == "initialize":
+            result = {"protocolVersion": params["protocolVersion"],
+                      "capabilities": {"tools": {},
+                                       "extensions": {"io.modelcontextprotocol/tasks": {}}},
+                      "serverInfo": {"name": "task-server", "version": "1"}}
+        elif method == "tools/call" and params["name"] == "quick":
+            result = {"content": [{"type": "text", "text": "at once"}]}
+        elif method == "tools/call":
+            kind = params["name"]
+            task = {"id": f"task-{len(tasks) + 1}", "kind": kind, "status": "working", "polls": 0,
+                    "serial": 0, "name": None, "echoed": []}
+            tasks[task["id"]] = task
+            result = {"resultType": "task", **snapshot(task)}
+            out({"jsonrpc": "2.0", "id": request_id, "result": result})
+            if kind == "pushed":
+                task["status"], task["name"] = "completed", "pushed"
+                out({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                     "params": snapshot(task, result={"content": [{"type": "text",
+                                                                  "text": "pushed"}]})})
+            continue
+        elif method == "tasks/get" and task is not None:
+            result = {"resultType": "complete", **advance(task)}
+        elif method == "tasks/update" and task is not None:
+            task["name"] = params["inputResponses"]["who"]["content"]["name"]
+            result = {"resultType": "complete"}
+        elif method == "tasks/cancel":
+            if task is not None and task["status"] in ("working", "input_required"):
+                task["status"] = "cancelled"
+            result = {"resultType": "complete"}
+        else:
+            out({"jsonrpc": "2.0", "id": request_id,
+                 "error": {"code": -32601, "message": f"Method not found: {method}"}})
+            continue
         out({"jsonrpc": "2.0", "id": request_id, "result": result})
-        if kind == "pushed":
-            task["status"], task["name"] = "completed", "pushed"
-            out({"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                 "params": snapshot(task, result={"content": [{"type": "text",
-                                                              "text": "pushed"}]})})
-        continue
-    elif method == "tasks/get" and task is not None:
-        result = {"resultType": "complete", **advance(task)}
-    elif method == "tasks/update" and task is not None:
-        task["name"] = params["inputResponses"]["who"]["content"]["name"]
-        result = {"resultType": "complete"}
-    elif method == "tasks/cancel":
-        if task is not None and task["status"] in ("working", "input_required"):
-            task["status"] = "cancelled"
-        result = {"resultType": "complete"}
-    else:
-        out({"jsonrpc": "2.0", "id": request_id,
-             "error": {"code": -32601, "message": f"Method not found: {method}"}})
-        continue
-    out({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+if __name__ == "__main__":
+    main()
