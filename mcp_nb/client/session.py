@@ -267,6 +267,15 @@ class ClientSession(TypedApi):
         """Subscribe to findings (called synchronously, as :meth:`on_transition` says)."""
         return self._record.finding_callbacks.add(callback)
 
+    def hold_deadlines(self) -> Callable[[], None]:
+        """Stop the timeouts of the requests in flight until the returned ``release()``.
+
+        For a person answering a server→client request (an elicitation form):
+        the request that caused it must not time out under them.  Each held
+        request gets back the time it had left on release; holds may overlap.
+        """
+        return self._table.hold()
+
     def set_handler(self, method: str, handler: RequestHandler | None) -> None:
         """Install (or remove) the handler for a server→client request.
 
@@ -413,9 +422,6 @@ class ClientSession(TypedApi):
             on_sent(request_id)
         return await table.wait(pending, max_timeout)
 
-    def _tasks_declared(self) -> bool:
-        return TASKS_EXTENSION in (self.client_capabilities.get("extensions") or {})
-
     def _open_task(self, method: str, result: dict[str, Any]) -> Task:
         return open_task(self, method, result)
 
@@ -440,12 +446,11 @@ class ClientSession(TypedApi):
         returned :class:`Subscription` (and reach :meth:`on_notification`
         callbacks).  End it with :meth:`unlisten`.
         """
-        wanted: dict[str, Any] = {key: True for key, on in (
-            ("toolsListChanged", tools), ("promptsListChanged", prompts),
-            ("resourcesListChanged", resources)) if on}
-        if resource_uris:
-            wanted["resourceSubscriptions"] = list(resource_uris)
-        return await self._stateless.listen(wanted, timeout)
+        return await self._stateless.listen(
+            {key: value for key, value in (
+                ("toolsListChanged", tools), ("promptsListChanged", prompts),
+                ("resourcesListChanged", resources),
+                ("resourceSubscriptions", list(resource_uris))) if value}, timeout)
 
     async def unlisten(self, subscription: Subscription) -> None:
         """End a subscription (cancels its ``subscriptions/listen`` request)."""

@@ -175,9 +175,14 @@ class Task:
         raise RuntimeError(f"task {self.task_id} has not ended (it is {snapshot.status.value})")
 
 
+def tasks_declared(session: ClientSession) -> bool:
+    """Did this client declare the tasks extension (``ClientSession(tasks=True)``)?"""
+    return rules.EXTENSION in (session.client_capabilities.get("extensions") or {})
+
+
 def task_handle_problem(session: ClientSession, method: str) -> str | None:
     """Why a task handle may not answer ``method`` in this session; None if it may."""
-    if not session._tasks_declared():
+    if not tasks_declared(session):
         return (f"the server answered {method} with a task handle, but this client did not "
                 "declare the tasks extension (a server must not send one then)")
     if method not in rules.TASK_METHODS:
