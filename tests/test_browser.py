@@ -145,6 +145,11 @@ class Lab:
             "JUPYTERLAB_SETTINGS_DIR": str(settings),
             "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
             "IPYTHONDIR": str(home / "ipython"),
+            # Lab extensions (the widget manager among them) live under the interpreter's
+            # prefix; from a virtual environment that is the base interpreter's.
+            "JUPYTER_PATH": os.pathsep.join(
+                dict.fromkeys(str(Path(prefix) / "share" / "jupyter")
+                              for prefix in (sys.prefix, sys.base_prefix))),
             "NO_PROXY": "127.0.0.1",
             "no_proxy": "127.0.0.1",
         }
@@ -292,21 +297,24 @@ def _screenshot_on_failure(page: Page, name: str) -> Iterator[None]:
         raise
 
 
-def _open_and_run(page: Page, lab: Lab) -> None:
-    page.goto(lab.url(f"/lab/tree/{NOTEBOOK}"))
-    page.wait_for_function("() => window.jupyterapp !== undefined", polling=POLL_MS)
-    # The app object exists before its plugins: wait until all are activated (so the
-    # notebook commands exist) and the notebook is open with its kernel idle, then run
-    # everything with the command behind the menu's "Run → Run All Cells".
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
+def _open(page: Page, lab: Lab, name: str) -> None:
+    """Open notebook ``name`` and wait until it is shown with its kernel idle."""
+    page.goto(lab.url(f"/lab/tree/{name}"))
+    # The app object exists before its plugins: wait until the notebook is the current
+    # widget with its kernel idle (polled, as the page may still be navigating).
     page.wait_for_function(
         """(name) => {
-            const panel = window.jupyterapp.shell.currentWidget;
+            const panel = window.jupyterapp?.shell?.currentWidget;
             return panel?.context?.path === name
                 && panel.sessionContext?.session?.kernel?.status === 'idle';
         }""",
-        arg=NOTEBOOK, polling=POLL_MS,
+        arg=name, polling=POLL_MS,
     )
+
+
+def _open_and_run(page: Page, lab: Lab) -> None:
+    _open(page, lab, NOTEBOOK)
+    # Everything, with the command behind the menu's "Run → Run All Cells".
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     # Every cell done: prompts read "[n]:" and none "[*]:".
     page.wait_for_function(
@@ -391,9 +399,7 @@ def test_static_diagrams_survive_an_untrusted_notebook(lab: Lab, page: Page) -> 
     other = page.context.new_page()
     try:
         with _screenshot_on_failure(other, "browser-failure-untrusted.png"):
-            other.goto(lab.url(f"/lab/tree/{UNTRUSTED}"))
-            other.wait_for_function("() => window.jupyterapp !== undefined", polling=POLL_MS)
-            other.evaluate("async () => { await window.jupyterapp.restored; }")
+            _open(other, lab, UNTRUSTED)
             cells = other.locator(".jp-Notebook .jp-CodeCell")
             cells.nth(4).wait_for()
             trusted = other.evaluate(
