@@ -22,10 +22,19 @@ from nbclient import NotebookClient
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
+class _AsNbvalSeesIt(NotebookClient):
+    """Saves each output as first displayed: nbval ignores later ``update_display_data``
+    messages (a --background call's progress widget sends them), so an output rewritten
+    through its display id would never match."""
+
+    def _update_display_id(self, display_id: str, msg: dict) -> None:  # type: ignore[override]
+        return None
+
+
 def run(path: Path) -> float:
     notebook = nbformat.read(path, as_version=4)
     started = time.monotonic()
-    NotebookClient(notebook, timeout=120, kernel_name="python3", record_timing=False,
+    _AsNbvalSeesIt(notebook, timeout=120, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     notebook.metadata.pop("widgets", None)
     nbformat.write(notebook, path)
