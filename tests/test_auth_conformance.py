@@ -3,9 +3,8 @@ against ``python -m mcp_nb.conformance`` — the same installer and runner as th
 non-auth scenarios (:mod:`mcp_nb.conformance.suite`), one test per suite version,
 scenario and wire version, the scenario list read from each suite's own listing.
 
-The stretch scenarios (DPoP, enterprise-managed
-authorization, cross-app access) are expected to fail for now: they are run and
-reported, and a pass shows as XPASS.
+Two stretch scenarios (enterprise-managed authorization, cross-app access) are
+expected to fail for now: they are run and reported, and a pass shows as XPASS.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ from mcp_nb.conformance.suite import SUITE_VERSIONS, Outcome, Suite
 CACHE = ROOT / ".cache" / "conformance"
 RESULTS = CACHE / "results"
 #: Extensions beyond the required set (issue 16 §5): mcp_nb does not implement them yet.
-NOT_YET = frozenset({"auth/dpop", "auth/dpop-nonce",
-                     "auth/enterprise-managed-authorization",
+NOT_YET = frozenset({"auth/enterprise-managed-authorization",
                      "auth/cross-app-access-complete-flow"})
 
 _SUITES = {version: Suite(version, CACHE) for version in SUITE_VERSIONS}

@@ -23,6 +23,7 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from . import discovery
 from .challenge import Challenge, bearer_challenge
+from .dpop import DpopKey, supports_dpop
 from .errors import AuthorizationFailed
 from .steps import Outcome, Step, shown_form, shown_response, shown_url
 from .tokens import Registration, Token
@@ -71,6 +72,8 @@ class AuthState:
     token: Token | None = None
     issuer: str | None = None
     resource: str | None = None
+    #: This client's DPoP key, made when an authorization server offers DPoP (RFC 9449).
+    dpop: DpopKey | None = None
     #: Where the resource metadata was found last (a refresh without a challenge looks there).
     resource_metadata_url: str | None = None
     registrations: dict[str, Registration] = field(default_factory=dict)
@@ -394,6 +397,14 @@ class Flow:
                    f"client id {client_id}, token endpoint auth {method}")
         return Registration(server.issuer, client_id, secret, method, "dynamic registration")
 
+    def _dpop_key(self, server: ServerMetadata) -> DpopKey | None:
+        """This client's DPoP key when the server offers DPoP with our algorithm, else None."""
+        if not supports_dpop(server.get("dpop_signing_alg_values_supported")):
+            return None
+        if self.state.dpop is None:
+            self.state.dpop = DpopKey()
+        return self.state.dpop
+
     def _auth_method(self, server: ServerMetadata, secret: str | None) -> str:
         """How this client authenticates at the token endpoint."""
         if self.settings.auth_method:
@@ -544,12 +555,23 @@ class Flow:
             _, headers, body = ClientAuth(registration.client_id, registration.client_secret,
                                           method).prepare("POST", endpoint, headers,
                                                           urlencode(fields))
-        request = httpx.Request("POST", endpoint, headers=headers, content=body)
+        dpop = self._dpop_key(server)
         sent_fields = dict(httpx.QueryParams(body).multi_items())
-        shown = f"POST {endpoint} {shown_form(sent_fields)} (client auth: {method})"
-        response = yield from self._exchange(step, request, shown)
-        answer = discovery.json_document(response.content, response.headers.get(
-            "content-type", ""), "token response", endpoint) if response.content else {}
+        shown = f"POST {endpoint} {shown_form(sent_fields)} (client auth: {method}" + (
+            ", DPoP proof)" if dpop else ")")
+        nonce: str | None = None
+        for _ in range(2):  # a use_dpop_nonce answer is retried once, with the nonce
+            if dpop is not None:
+                headers = {**headers, "DPoP": dpop.proof("POST", endpoint, nonce=nonce)}
+            request = httpx.Request("POST", endpoint, headers=headers, content=body)
+            response = yield from self._exchange(step, request, shown)
+            answer = discovery.json_document(response.content, response.headers.get(
+                "content-type", ""), "token response", endpoint) if response.content else {}
+            nonce = response.headers.get("dpop-nonce")
+            if not (dpop and answer.get("error") == "use_dpop_nonce" and nonce):
+                break
+            self._note(step, shown, shown_response(response), "RFC 9449 §8: the server "
+                       "wants its nonce in the proof", "fallback", "retrying with the nonce")
         if response.status_code != 200 or "access_token" not in answer:
             error = answer.get("error", f"HTTP {response.status_code}")
             self._note(step, shown, shown_response(response), "OAuth 2.1 §3.2.4", "refused",
@@ -559,9 +581,10 @@ class Flow:
                 f"{answer.get('error_description') or ''}".strip(), rule="OAuth 2.1 §3.2.4",
                 fix="check the client's credentials and the scopes asked for")
         token_type = str(answer.get("token_type", "")).lower()
-        if token_type != "bearer":
+        if token_type not in (("dpop", "bearer") if dpop else ("bearer",)):
             raise AuthorizationFailed(f"the token endpoint issued a {token_type!r} token",
-                                      rule="MCP authorization: Bearer tokens (RFC 6750)")
+                                      rule="MCP authorization: Bearer tokens (RFC 6750), or "
+                                      "DPoP-bound ones when a DPoP proof was sent (RFC 9449)")
         self._note(step, shown, shown_response(response), "OAuth 2.1 §3.2.3: token issued",
                    "ok", f"scope {answer.get('scope') or fields.get('scope') or '(none)'}, "
                    f"expires in {answer.get('expires_in', '?')} s")

@@ -79,6 +79,8 @@ class OAuth(httpx.Auth):
         self.steps: list[Step] = []
         self._lock: anyio.Lock | None = None
         self._origin: str | None = None
+        #: The resource server's latest DPoP nonce (RFC 9449 §9), sent in each proof.
+        self._resource_nonce: str | None = None
 
     # -- what a notebook shows ---------------------------------------------------------------
 
@@ -128,6 +130,11 @@ class OAuth(httpx.Auth):
         sent_with = self._attach(request)
         response = yield request
         for _ in range(self.max_authorizations):
+            if self._dpop_nonce_wanted(response) and sent_with is not None:
+                # RFC 9449 §9: the resource wants its nonce in the proof; same token.
+                self._attach(request)
+                response = yield request
+                continue
             challenge = bearer_challenge(response)
             if challenge is None:
                 return
@@ -149,8 +156,25 @@ class OAuth(httpx.Auth):
         token = self.state.token
         if token is None or not self._goes_to(request, token):
             return None
-        request.headers["Authorization"] = f"Bearer {token.access_token}"
+        dpop = self.state.dpop
+        if dpop is not None and token.token_type.lower() == "dpop":
+            request.headers["Authorization"] = f"DPoP {token.access_token}"
+            request.headers["DPoP"] = dpop.proof(request.method, request.url,
+                                                 access_token=token.access_token,
+                                                 nonce=self._resource_nonce)
+        else:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
         return token
+
+    def _dpop_nonce_wanted(self, response: httpx.Response) -> bool:
+        """Keep the resource's latest DPoP nonce; whether it refused for lack of it."""
+        nonce = response.headers.get("dpop-nonce")
+        if nonce is None or self.state.dpop is None:
+            return False
+        self._resource_nonce = nonce
+        challenge = bearer_challenge(response)
+        return response.status_code == 401 and challenge is not None and (
+            challenge.error == "use_dpop_nonce")
 
     def _goes_to(self, request: httpx.Request, token: Token) -> bool:
         """Whether ``request`` goes to the origin ``token`` was issued for."""

@@ -27,7 +27,7 @@ AUTHORIZATION_CODE_SCENARIOS = (
     "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
     "auth/authorization-server-migration", "auth/iss-supported", "auth/iss-not-advertised",
     "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
-    "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+    "auth/iss-normalized", "auth/metadata-issuer-mismatch", "auth/dpop", "auth/dpop-nonce",
 )
 
 
