@@ -204,3 +204,15 @@ def test_any_messages_survive_a_write_and_a_load(
     assert [r.message for r in loaded.records] == [r.message for r in records]
     assert [r.time for r in loaded.records] == [float(f"{r.time:.6f}") for r in records]
     assert loaded.header == header
+
+
+async def test_a_session_that_let_entries_go_says_so_in_the_header(tmp_path: Path) -> None:
+    async with ClientSession(StdioTransport(lab_command()), transcript_limit=4) as session:
+        await session.connect()
+        for number in range(3):
+            await session.call_tool("add", {"a": number, "b": 1})
+        save(session, tmp_path / "short.jsonl")
+        dropped = session.transcript.dropped
+    recording = load(tmp_path / "short.jsonl")
+    assert dropped > 0 and recording.header.dropped == dropped
+    assert "initialize" not in [record.method for record in recording.records]

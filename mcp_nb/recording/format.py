@@ -73,6 +73,9 @@ class Header:
     recorded_at: str = ""
     #: The mcp_nb version that wrote the file.
     writer: str = ""
+    #: Entries the session had already let go (its ``transcript_limit``) when it was
+    #: saved: the records start after them.
+    dropped: int = 0
 
     def to_line(self) -> dict[str, Any]:
         return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **asdict(self)}
@@ -174,7 +177,7 @@ _HEADER_TYPES: dict[str, tuple[type, ...]] = {
     "era": (str,), "protocol_version": (str, type(None)), "client_info": (dict,),
     "client_capabilities": (dict,), "server_info": (dict, type(None)),
     "server_capabilities": (dict,), "instructions": (str, type(None)), "settings": (dict,),
-    "transport": (dict,), "recorded_at": (str,), "writer": (str,),
+    "transport": (dict,), "recorded_at": (str,), "writer": (str,), "dropped": (int,),
 }
 _MESSAGE_KEYS = ("send", "recv")
 _LINE_KEYS = frozenset({"t", "send", "recv", "event", "text", "data", "note", "recv_raw",

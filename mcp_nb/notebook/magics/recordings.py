@@ -90,6 +90,11 @@ def save_session(mcp: McpMagics, args: argparse.Namespace) -> None:
     hosted = mcp.session(name)
     count = save(hosted.session, path, secrets=args.secret)
     print(f"{hosted.name}: saved {count} records to {Path(path).name} (credentials redacted)")
+    dropped = hosted.session.transcript.dropped
+    if dropped:
+        print(f"note: the session had already let go of its {dropped} oldest entries "
+              "(transcript_limit), so the recording starts after them; a replay needs the "
+              "handshake: connect with a larger transcript_limit to record long sessions")
 
 
 def _diff_arguments(p: Parser) -> None:
