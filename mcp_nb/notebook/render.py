@@ -461,3 +461,94 @@ def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False
 
 # SVG images can carry script; only raster types are inlined.
 _SAFE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+# -- resources, prompts, log lines (the explorer and %mcp read / %mcp prompt) -------------
+
+#: How much of a text resource is put into the page; the rest is counted, not shown.
+TEXT_SHOWN = 100_000
+#: Blobs up to this size get a download link (a data URI: the whole blob is in the page).
+DOWNLOAD_LIMIT = 1_000_000
+
+
+def _text_block(text: str, mime: str) -> str:
+    shown = text[:TEXT_SHOWN]
+    if "json" in mime:
+        try:
+            return pretty_json_html(json.loads(text)) if len(text) <= TEXT_SHOWN else (
+                f"<pre>{esc(shown)}</pre>")
+        except ValueError:
+            pass
+    note = (f'<p class="no">showing the first {TEXT_SHOWN:,} of {len(text):,} characters</p>'
+            if len(text) > TEXT_SHOWN else "")
+    return f"{note}<pre>{esc(shown)}</pre>"
+
+
+def resource_contents_html(contents: Sequence[dict[str, Any]]) -> str:
+    """What ``resources/read`` returned, by MIME type: text, JSON, an image, a blob's size."""
+    parts = []
+    for item in contents:
+        uri = str(item.get("uri", ""))
+        mime = str(item.get("mimeType") or "")
+        head = f"<p><b>{esc(uri)}</b> <span class=\"no\">{esc(mime or 'no MIME type')}</span></p>"
+        if "text" in item:
+            body = _text_block(str(item["text"]), mime)
+        else:
+            data = "".join(ch for ch in str(item.get("blob", "")) if ch.isalnum() or ch in "+/=")
+            size = len(data.rstrip("=")) * 3 // 4
+            if mime in _SAFE_IMAGE_TYPES:
+                body = f'<img alt="{esc(uri)}" src="data:{mime};base64,{data}"/>'
+            else:
+                body = f"<p>binary, {size:,} bytes</p>"
+            if size <= DOWNLOAD_LIMIT:
+                name = uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
+                body += (f'<p><a download="{esc(name)}" '
+                         f'href="data:application/octet-stream;base64,{data}">download</a></p>')
+        parts.append(f'<div class="card">{head}{body}</div>')
+    if not parts:
+        parts.append(f"<p><i>{EMPTY_RESULT}</i></p>")
+    return f'{STYLE}<div class="mcpnb">{"".join(parts)}</div>'
+
+
+def contents_summary(contents: Sequence[dict[str, Any]]) -> str:
+    """Plain text for resource contents: each URI, its type and size, and a text preview."""
+    lines = []
+    for item in contents:
+        what = f"{item.get('uri', '?')} ({item.get('mimeType') or 'no MIME type'}"
+        if "text" in item:
+            text = str(item["text"])
+            preview = text if len(text) <= 60 else text[:59] + "…"
+            lines.append(f"{what}, {len(text):,} characters): {preview}")
+        else:
+            size = len(str(item.get("blob", "")).rstrip("=")) * 3 // 4
+            lines.append(f"{what}, binary, {size:,} bytes)")
+    return "\n".join(lines) if lines else EMPTY_RESULT
+
+
+def prompt_messages_html(result: dict[str, Any]) -> str:
+    """What ``prompts/get`` returned: its description, then each message with its role."""
+    parts = []
+    if result.get("description"):
+        parts.append(f"<p>{esc(result['description'])}</p>")
+    for message in result.get("messages") or []:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content or {}]
+        inner = content_blocks_html(blocks).removeprefix(STYLE)
+        parts.append(f'<div class="card"><h4>{esc(message.get("role", "?"))}</h4>{inner}</div>')
+    return f'{STYLE}<div class="mcpnb">{"".join(parts)}</div>'
+
+
+#: Log levels from least to most severe (RFC 5424's, as MCP uses them).
+LEVEL_ORDER = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def log_lines_html(lines: Sequence[tuple[float, str, str, Any]], minimum: str) -> str:
+    """Log notifications at ``minimum`` or above: (time, level, logger, data) rows, newest last."""
+    floor = LEVEL_ORDER.index(minimum) if minimum in LEVEL_ORDER else 0
+    rows = [(f"{at:.3f}", level, logger, data if isinstance(data, str) else json.dumps(data))
+            for at, level, logger, data in lines
+            if (LEVEL_ORDER.index(level) if level in LEVEL_ORDER else 0) >= floor]
+    if not rows:
+        return f'{STYLE}<div class="mcpnb"><p class="no">no log messages at {esc(minimum)} or '\
+               "above yet</p></div>"
+    return table_html(("time (s)", "level", "logger", "message"), rows)

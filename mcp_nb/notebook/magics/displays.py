@@ -87,3 +87,37 @@ def register_formatters(shell: Any) -> None:
     formatters = shell.display_formatter.formatters
     formatters["text/plain"].for_type(CallToolResult, _plain_tool_result)
     formatters["text/html"].for_type(CallToolResult, _html_tool_result)
+
+
+class ResourceContents(list):  # type: ignore[type-arg]
+    """What ``%mcp read`` returns: the contents (a list of dicts), shown by MIME type."""
+
+    def __repr__(self) -> str:
+        return render.contents_summary(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        return render.resource_contents_html(self)
+
+
+class PromptMessages(dict):  # type: ignore[type-arg]
+    """What ``%mcp prompt`` returns: the ``prompts/get`` result, its messages shown by role."""
+
+    def __repr__(self) -> str:
+        messages = self.get("messages") or []
+        lines = [f"Prompt: {len(messages)} messages"]
+        for message in messages:
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else [content or {}]
+            text = render.content_summary(blocks)
+            lines.append(f"  {message.get('role', '?')}: "
+                         f"{text if len(text) <= 70 else text[:69] + '…'}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        return render.prompt_messages_html(self)

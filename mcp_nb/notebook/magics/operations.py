@@ -17,7 +17,7 @@ from ..arguments_check import problems
 from ..forms import ToolForm
 from ..widgets import RequestProgress
 from .arguments import key_values, request_options, request_settings
-from .displays import BackgroundCall, Listing
+from .displays import BackgroundCall, Listing, PromptMessages, ResourceContents
 from .table import CommandGroup, McpCellError, Parser
 
 if TYPE_CHECKING:
@@ -155,8 +155,8 @@ def _uri_arguments(p: Parser) -> None:
 
 
 @GROUP.command("read", "read a resource", arguments=_uri_arguments)
-def read(mcp: McpMagics, args: argparse.Namespace) -> list[dict[str, Any]]:
-    return mcp.session().read_resource(args.uri, **request_settings(args))
+def read(mcp: McpMagics, args: argparse.Namespace) -> ResourceContents:
+    return ResourceContents(mcp.session().read_resource(args.uri, **request_settings(args)))
 
 
 @GROUP.command("subscribe", "subscribe to a resource", arguments=_uri_arguments)
@@ -185,10 +185,11 @@ def _prompt_arguments(p: Parser) -> None:
 
 
 @GROUP.command("prompt", "get a prompt: %mcp prompt NAME k=v …", arguments=_prompt_arguments)
-def prompt(mcp: McpMagics, args: argparse.Namespace) -> dict[str, Any]:
+def prompt(mcp: McpMagics, args: argparse.Namespace) -> PromptMessages:
     # Prompt arguments are strings by the spec: no JSON parsing here.
     arguments = key_values(args.arguments, parse_json=False)
-    return mcp.session().get_prompt(args.prompt, arguments, **request_settings(args))
+    return PromptMessages(
+        mcp.session().get_prompt(args.prompt, arguments, **request_settings(args)))
 
 
 @GROUP.command("ping", "send ping and show the round trip", arguments=request_options)
