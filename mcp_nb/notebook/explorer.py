@@ -80,7 +80,7 @@ class Explorer(_Described, w.VBox):
         self.resources: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
         self.history: list[str] = []
-        self.log: list[tuple[float, str, str, Any]] = []
+        self.log_lines: list[tuple[float, str, str, Any]] = []
         self.events: list[str] = []
         self._started = time.monotonic()
 
@@ -255,8 +255,8 @@ class Explorer(_Described, w.VBox):
         method, params = notification.method, notification.params or {}
         at = time.monotonic() - self._started
         if method == "notifications/message":
-            self.log.append((at, str(params.get("level", "info")), str(params.get("logger", "")),
-                             params.get("data")))
+            self.log_lines.append((at, str(params.get("level", "info")),
+                                   str(params.get("logger", "")), params.get("data")))
             self._draw_log()
             return
         if method.endswith("/list_changed"):
@@ -269,7 +269,7 @@ class Explorer(_Described, w.VBox):
         self.event_view.value = render.table_html(("event",), [(e,) for e in self.events[-50:]])
 
     def _draw_log(self) -> None:
-        self.log_view.value = render.log_lines_html(self.log[-200:], self.level.value)
+        self.log_view.value = render.log_lines_html(self.log_lines[-200:], self.level.value)
 
     def _set_level(self) -> None:
         level = self.set_level.value

@@ -32,6 +32,7 @@ GROUPS = (
     "wire",
     "recordings",
     "auth",
+    "explore",
 )
 
 
