@@ -421,3 +421,54 @@ def test_static_diagrams_survive_an_untrusted_notebook(lab: Lab, page: Page) -> 
         cells.nth(2).screenshot(path=str(ARTIFACTS / "browser-untrusted-state.png"))
     finally:
         other.close()
+
+
+EXPLORE = "explore.ipynb"
+
+
+def test_the_explorer_end_to_end(lab: Lab, page: Page) -> None:
+    cells = ["%load_ext mcp_nb", "%mcp connect", "%mcp explore"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, lab.root / EXPLORE)
+    other = page.context.new_page()
+    try:
+        with _screenshot_on_failure(other, "browser-failure-explorer.png"):
+            _open(other, lab, EXPLORE)
+            other.evaluate(
+                "() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            explorer = other.locator(".jp-Notebook .jp-CodeCell").nth(2)
+            tabs = explorer.locator(".lm-TabBar-tab")
+            tabs.filter(has_text="Tools").first.wait_for()
+
+            # A tool through its form.
+            explorer.locator("select").first.select_option(label="add — Add")
+            for name, value in (("a", "2"), ("b", "3")):
+                box = explorer.get_by_label(f"{name} *", exact=True)
+                box.fill(value)
+                box.press("Enter")
+            explorer.get_by_role("button", name="Call").click()
+            explorer.locator(".widget-html", has_text=re.compile(r"\b5\b")).first.wait_for()
+
+            # A resource, read and shown.
+            tabs.filter(has_text="Resources").first.click()
+            explorer.locator("select:visible").first.select_option(
+                label="lab://static/hello.txt — hello.txt")
+            explorer.get_by_text("Hello from the mcp_nb lab server").wait_for()
+
+            # A prompt, its argument, its messages.
+            tabs.filter(has_text="Prompts").first.click()
+            explorer.locator("select:visible").first.select_option(index=0)
+            box = explorer.get_by_label("name *", exact=True)
+            box.fill("Ada")
+            box.press("Enter")
+            explorer.get_by_role("button", name="Get").click()
+            explorer.get_by_text("greeting for Ada").first.wait_for()
+
+            # The call's log line, in the Notifications tab.
+            tabs.filter(has_text="Notifications").first.click()
+            explorer.get_by_text("add called").wait_for()
+        explorer.screenshot(path=str(ARTIFACTS / "browser-explorer.png"))
+    finally:
+        other.close()
