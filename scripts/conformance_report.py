@@ -87,7 +87,7 @@ def wire_of(outcome: Outcome) -> str:
 
 def verdict(outcome: Outcome) -> str:
     if outcome.ok:
-        return "pass"
+        return "pass" if outcome.judged else "skipped by the suite"
     if not outcome.checks:
         return "FAIL (no checks: did not run)"
     return "FAIL"
@@ -152,24 +152,35 @@ def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
         "",
         "## Summary",
         "",
-        "| Suite | Role | Runs passed | Checks passed |",
-        "|---|---|---|---|",
+        "| Suite | Role | Runs passed | Skipped by the suite | Checks passed |",
+        "|---|---|---|---|---|",
     ]
     for (suite, role), runs in sorted(grouped.items()):
-        passed = sum(1 for o in runs if o.ok)
+        passed = sum(1 for o in runs if o.ok and o.judged)
+        skipped = sum(1 for o in runs if o.ok and not o.judged)
         checks = sum(o.passed for o in runs)
         total = sum(o.total for o in runs)
-        lines.append(f"| {suite} | {role} | {passed} / {len(runs)} | {checks} / {total} |")
+        lines.append(f"| {suite} | {role} | {passed} / {len(runs) - skipped} | {skipped} | "
+                     f"{checks} / {total} |")
     failing = [o for o in outcomes if not o.ok]
     lines += ["", "## Failures", ""]
     if not failing:
-        lines.append("None: every run passed.")
+        lines.append("None: no run failed.")
     else:
         lines += ["Each failing run with the suite's own reasons (failed or warning checks).",
                   "", "| Suite | Role | Scenario | Wire | Reason |", "|---|---|---|---|---|"]
         for outcome in failing:
             lines.append(f"| {outcome.suite} | {outcome.role} | {cell(outcome.scenario)} | "
                          f"{cell(wire_of(outcome))} | {cell(reasons(outcome), 600)} |")
+    unjudged = [o for o in outcomes if o.ok and not o.judged]
+    if unjudged:
+        lines += ["", "## Skipped by the suite", "",
+                  "Runs in which the suite skipped every check, in its own words: not passes, "
+                  "and not failures of mcp_nb.", "",
+                  "| Suite | Role | Scenario | Wire | Why the suite skips it |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {o.suite} | {o.role} | {cell(o.scenario)} | {cell(wire_of(o))} | "
+                  f"{cell('; '.join(o.skip_reasons()), 400)} |" for o in unjudged]
     for (suite, role), runs in sorted(grouped.items()):
         lines += ["", f"## {suite}: {ROLES.get(role, role)}", "",
                   "| Scenario | Wire version | Checks passed / total | Warnings | Result |",
@@ -202,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip() or "unknown"
     args.doc.write_text(render(outcomes, commit, elapsed), encoding="utf-8")
-    failing = sum(1 for o in outcomes if not o.ok)
-    print(f"{args.doc}: {len(outcomes) - failing} of {len(outcomes)} runs passed")
+    passed = sum(1 for o in outcomes if o.ok and o.judged)
+    skipped = sum(1 for o in outcomes if o.ok and not o.judged)
+    print(f"{args.doc}: {passed} of {len(outcomes) - skipped} runs passed, {skipped} skipped "
+          "by the suite")
     return 0
 
 

@@ -141,6 +141,15 @@ def test_a_run_passes_only_on_a_clean_verdict(exit_code: int, statuses: list[str
     assert outcome.ok is ok
 
 
+def test_a_run_whose_checks_were_all_skipped_judged_nothing() -> None:
+    skipped = Outcome("0.2.0-alpha.12", "server", "x", "default", 0, "",
+                      [{"status": "SKIPPED", "errorMessage": "harness pending"}])
+    assert skipped.ok and not skipped.judged
+    assert skipped.skip_reasons() == ["harness pending"]
+    warned = Outcome("0.2.0-alpha.12", "server", "x", "default", 0, "", [{"status": "WARNING"}])
+    assert warned.judged and not warned.ok
+
+
 def test_the_report_is_in_the_docs_toctree() -> None:
     index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     assert "\nconformance\n" in index

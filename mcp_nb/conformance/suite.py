@@ -155,6 +155,16 @@ class Outcome:
         return self.exit_code == 0 and self.failed == 0 and self.warnings == 0 and bool(
             self.checks)
 
+    @property
+    def judged(self) -> bool:
+        """Did any check judge something? A run whose checks were all SKIPPED did not."""
+        return self.total > 0 or self.warnings > 0
+
+    def skip_reasons(self) -> list[str]:
+        """Why the suite skipped checks, in its own words."""
+        return [str(check.get("errorMessage") or check.get("description", ""))
+                for check in self.checks if check.get("status") == "SKIPPED"]
+
     def failure_text(self) -> str:
         """The suite's own account of the run, without its per-message INFO lines."""
         lines = [line for line in self.output.splitlines()
