@@ -3,9 +3,11 @@
 By default it runs the suite first, through the same tests CI runs
 (``tests/test_conformance_suite.py``: both pinned suite versions, every non-auth
 client scenario against ``python -m mcp_nb.conformance``, every server scenario
-against the lab server), which leave one result directory per run in
-``.cache/conformance/results``. With ``--no-run`` it only reads the directories
-already there (or those under ``-o DIR``)::
+against the lab server; ``tests/test_auth_conformance.py``: the ``auth/*`` client
+scenarios), which leave one result directory per run in
+``.cache/conformance/results`` and pytest's JUnit XML beside them, where an expected
+failure carries its reason (the tests' own ``xfail`` marks). With ``--no-run`` it only
+reads what is already there (or under ``-o DIR``)::
 
     python scripts/conformance_report.py                 # run everything, then write
     python scripts/conformance_report.py --no-run        # rewrite from the last run
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ElementTree
 from collections import defaultdict
 from pathlib import Path
 
@@ -37,20 +40,54 @@ from mcp_nb.conformance.suite import (  # noqa: E402
 
 CACHE = ROOT / ".cache" / "conformance"
 RESULTS = CACHE / "results"
+JUNIT = "junit.xml"
 DOC = ROOT / "docs" / "conformance.md"
-ROLES = {"client": "Client scenarios (mcp_nb's client: `python -m mcp_nb.conformance`)",
-         "server": "Server scenarios (the lab server: "
-                   "`python -m mcp_nb.lab --http --fixtures conformance`)"}
+TEST_MODULES = ("test_conformance_suite.py", "test_auth_conformance.py")
+SECTIONS = {"client": "Client scenarios (mcp_nb's client: `python -m mcp_nb.conformance`)",
+            "auth": "Authorization client scenarios (`auth/*`: the same client, with "
+                    "`mcp_nb.auth`)",
+            "server": "Server scenarios (the lab server: "
+                      "`python -m mcp_nb.lab --http --fixtures conformance`)"}
+
+
+SHORT_NAMES = {"client": "client", "auth": "client, auth/*", "server": "server (lab)"}
+
+
+def section_of(outcome: Outcome) -> str:
+    return "auth" if outcome.role == "client" and outcome.scenario.startswith("auth/") else (
+        outcome.role)
 
 
 def run_suites(results: Path) -> float:
     """Run the conformance tests from scratch; returns how long they took (seconds)."""
     shutil.rmtree(results, ignore_errors=True)
+    results.mkdir(parents=True)
+    modules = [str(ROOT / "tests" / name) for name in TEST_MODULES
+               if (ROOT / "tests" / name).exists()]
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    str(ROOT / "tests" / "test_conformance_suite.py")], cwd=ROOT, check=False,
+                    f"--junitxml={results / JUNIT}", *modules], cwd=ROOT, check=False,
                    env={**os.environ, "PYTHONUTF8": "1"})
     return time.monotonic() - started
+
+
+def expected_failures(results: Path) -> dict[str, str]:
+    """Test id (``suite/scenario@wire``) → the reason its test expects it to fail."""
+    junit = results / JUNIT
+    if not junit.exists():
+        return {}
+    expected = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        mark = case.find("skipped")
+        if mark is not None and mark.get("type") == "pytest.xfail" and "[" in case.get(
+                "name", ""):
+            test_id = case.get("name", "").partition("[")[2].removesuffix("]")
+            expected[test_id] = mark.get("message", "").removeprefix("reason: ")
+    return expected
+
+
+def test_id(outcome: Outcome) -> str:
+    return f"{outcome.suite}/{outcome.scenario}@{outcome.wire}"
 
 
 def load_outcomes(results: Path) -> list[Outcome]:
@@ -61,7 +98,7 @@ def load_outcomes(results: Path) -> list[Outcome]:
         suite = Suite(version, CACHE)
         suite.install()
         for scenario in suite.scenarios():
-            if scenario.role not in ROLES or scenario.is_auth:
+            if scenario.role not in ("client", "server"):
                 continue
             for wire in suite.wire_versions(scenario):
                 key = (version, scenario.role, scenario.name, wire)
@@ -110,10 +147,12 @@ def reasons(outcome: Outcome, shown: int = 3) -> str:
     return "; ".join(found[:shown]) + more
 
 
-def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
+def render(outcomes: list[Outcome], expected: dict[str, str], commit: str,
+           elapsed: float | None) -> str:
     grouped: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
-        grouped[(outcome.suite, outcome.role)].append(outcome)
+        grouped[(outcome.suite, section_of(outcome))].append(outcome)
+    order = list(SECTIONS)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Conformance",
@@ -128,9 +167,7 @@ def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
         "",
         "A scenario tagged with several protocol revisions is run once per revision, at "
         "that revision's wire version (2026-07-28 is the stateless era); suite 0.1.16 "
-        "cannot pick the wire per scenario, so its scenarios run at their own default. "
-        "The authorization (`auth/*`) client scenarios are run by the authorization tests "
-        "and are not listed here.",
+        "cannot pick the wire per scenario, so its scenarios run at their own default.",
         "",
         f"Generated by `scripts/conformance_report.py` from the suite's result files, "
         f"at commit `{commit}` on {now}"
@@ -152,43 +189,51 @@ def render(outcomes: list[Outcome], commit: str, elapsed: float | None) -> str:
         "",
         "## Summary",
         "",
-        "| Suite | Role | Runs passed | Skipped by the suite | Checks passed |",
+        "| Suite | Scenarios | Runs passed | Skipped by the suite | Checks passed |",
         "|---|---|---|---|---|",
     ]
-    for (suite, role), runs in sorted(grouped.items()):
+    for (suite, role), runs in sorted(grouped.items(), key=lambda g: (g[0][0],
+                                                                      order.index(g[0][1]))):
         passed = sum(1 for o in runs if o.ok and o.judged)
         skipped = sum(1 for o in runs if o.ok and not o.judged)
         checks = sum(o.passed for o in runs)
         total = sum(o.total for o in runs)
-        lines.append(f"| {suite} | {role} | {passed} / {len(runs) - skipped} | {skipped} | "
+        lines.append(f"| {suite} | {SHORT_NAMES[role]} | {passed} / {len(runs) - skipped} | "
+                     f"{skipped} | "
                      f"{checks} / {total} |")
     failing = [o for o in outcomes if not o.ok]
     lines += ["", "## Failures", ""]
     if not failing:
         lines.append("None: no run failed.")
     else:
-        lines += ["Each failing run with the suite's own reasons (failed or warning checks).",
-                  "", "| Suite | Role | Scenario | Wire | Reason |", "|---|---|---|---|---|"]
+        lines += ["Each failing run with the suite's own reasons (failed or warning checks), and "
+                  "whether the tests expect it (an `xfail` mark, with its reason) or not.", "",
+                  "| Suite | Scenario | Wire | Expected? | Reason |", "|---|---|---|---|---|"]
         for outcome in failing:
-            lines.append(f"| {outcome.suite} | {outcome.role} | {cell(outcome.scenario)} | "
-                         f"{cell(wire_of(outcome))} | {cell(reasons(outcome), 600)} |")
+            why = expected.get(test_id(outcome))
+            lines.append(f"| {outcome.suite} | {cell(outcome.scenario)} | "
+                         f"{cell(wire_of(outcome))} | "
+                         f"{cell('expected: ' + why) if why else '**unexpected**'} | "
+                         f"{cell(reasons(outcome), 600)} |")
     unjudged = [o for o in outcomes if o.ok and not o.judged]
     if unjudged:
         lines += ["", "## Skipped by the suite", "",
                   "Runs in which the suite skipped every check, in its own words: not passes, "
                   "and not failures of mcp_nb.", "",
-                  "| Suite | Role | Scenario | Wire | Why the suite skips it |",
-                  "|---|---|---|---|---|"]
-        lines += [f"| {o.suite} | {o.role} | {cell(o.scenario)} | {cell(wire_of(o))} | "
+                  "| Suite | Scenario | Wire | Why the suite skips it |",
+                  "|---|---|---|---|"]
+        lines += [f"| {o.suite} | {cell(o.scenario)} | {cell(wire_of(o))} | "
                   f"{cell('; '.join(o.skip_reasons()), 400)} |" for o in unjudged]
-    for (suite, role), runs in sorted(grouped.items()):
-        lines += ["", f"## {suite}: {ROLES.get(role, role)}", "",
+    for (suite, role), runs in sorted(grouped.items(), key=lambda g: (g[0][0],
+                                                                      order.index(g[0][1]))):
+        lines += ["", f"## {suite}: {SECTIONS[role]}", "",
                   "| Scenario | Wire version | Checks passed / total | Warnings | Result |",
                   "|---|---|---|---|---|"]
         for outcome in sorted(runs, key=lambda o: (o.scenario, o.wire)):
             lines.append(f"| {cell(outcome.scenario)} | {cell(wire_of(outcome))} | "
                          f"{outcome.passed} / {outcome.total} | {outcome.warnings} | "
-                         f"{verdict(outcome)} |")
+                         f"{verdict(outcome)}"
+                         f"{' (expected)' if test_id(outcome) in expected else ''} |")
     return "\n".join(lines) + "\n"
 
 
@@ -202,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     elapsed = None
     if not args.no_run:
-        if args.results != RESULTS:
+        if args.results.resolve() != RESULTS:
             parser.error("the tests write their results to .cache/conformance/results; "
                          "use -o only with --no-run")
         elapsed = run_suites(args.results)
@@ -212,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                             capture_output=True, text=True).stdout.strip() or "unknown"
-    args.doc.write_text(render(outcomes, commit, elapsed), encoding="utf-8")
+    args.doc.write_text(render(outcomes, expected_failures(args.results), commit, elapsed),
+                        encoding="utf-8")
     passed = sum(1 for o in outcomes if o.ok and o.judged)
     skipped = sum(1 for o in outcomes if o.ok and not o.judged)
     print(f"{args.doc}: {passed} of {len(outcomes) - skipped} runs passed, {skipped} skipped "
