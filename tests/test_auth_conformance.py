@@ -3,8 +3,8 @@ against ``python -m mcp_nb.conformance`` — the same installer and runner as th
 non-auth scenarios (:mod:`mcp_nb.conformance.suite`), one test per suite version,
 scenario and wire version, the scenario list read from each suite's own listing.
 
-Two stretch scenarios (enterprise-managed authorization, cross-app access) are
-expected to fail for now: they are run and reported, and a pass shows as XPASS.
+Every one must pass, the extensions included (client credentials, DPoP, workload
+identity federation, enterprise-managed authorization / cross-app access).
 """
 
 from __future__ import annotations
@@ -16,10 +16,6 @@ from mcp_nb.conformance.suite import SUITE_VERSIONS, Outcome, Suite
 
 CACHE = ROOT / ".cache" / "conformance"
 RESULTS = CACHE / "results"
-#: Extensions beyond the required set (issue 16 §5): mcp_nb does not implement them yet.
-NOT_YET = frozenset({"auth/enterprise-managed-authorization",
-                     "auth/cross-app-access-complete-flow"})
-
 _SUITES = {version: Suite(version, CACHE) for version in SUITE_VERSIONS}
 
 
@@ -30,10 +26,8 @@ def _auth_runs() -> list[pytest.param]:
         for scenario in suite.scenarios("client"):
             if not scenario.is_auth:
                 continue
-            marks = [pytest.mark.xfail(reason="extension not implemented yet", strict=False)
-                     ] if scenario.name in NOT_YET else []
             for wire in suite.wire_versions(scenario):
-                params.append(pytest.param(version, scenario.name, wire, marks=marks,
+                params.append(pytest.param(version, scenario.name, wire,
                                            id=f"{version}/{scenario.name}@{wire}"))
     return params
 

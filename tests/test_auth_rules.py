@@ -100,14 +100,3 @@ def test_every_lab_fault_is_documented() -> None:
         encoding="utf-8")
     for name, what in AUTH_FAULTS.items():
         assert f"| `{name}` | {what} |" in text
-
-
-def test_every_lab_fault_is_documented() -> None:
-    from pathlib import Path
-
-    from mcp_nb.lab.authserver.faults import AUTH_FAULTS
-
-    text = (Path(__file__).resolve().parent.parent / "docs" / "authorization.md").read_text(
-        encoding="utf-8")
-    for name, what in AUTH_FAULTS.items():
-        assert f"| `{name}` | {what} |" in text

@@ -16,14 +16,15 @@ See docs/authorization.md.
 from .callbacks import AutoApproved, Callback, Headless, Loopback, PasteBack, choose_callback
 from .challenge import Challenge, bearer_challenge, parse_challenges
 from .errors import AuthorizationFailed
-from .flow import AuthState, BrowserNeed, ClientSettings, Flow, HttpNeed
+from .flow import AuthState, BrowserNeed, ClientSettings, EnterpriseIdentity, Flow, HttpNeed
 from .oauth import OAuth
 from .steps import Step
 from .tokens import FileStore, MemoryStore, Registration, Token, TokenStore
 
 __all__ = [
     "AuthState", "AuthorizationFailed", "AutoApproved", "BrowserNeed", "Callback",
-    "Challenge", "ClientSettings", "FileStore", "Flow", "Headless", "HttpNeed", "Loopback",
+    "Challenge", "ClientSettings", "EnterpriseIdentity", "FileStore", "Flow", "Headless",
+    "HttpNeed", "Loopback",
     "MemoryStore", "OAuth", "PasteBack", "Registration", "Step", "Token", "TokenStore",
     "bearer_challenge", "choose_callback", "parse_challenges",
 ]

@@ -28,10 +28,30 @@ from .errors import AuthorizationFailed
 from .steps import Outcome, Step, shown_form, shown_response, shown_url
 from .tokens import Registration, Token
 
-Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer", "enterprise"]
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 #: RFC 7523 §2.1: a JWT (a workload's identity, SEP-1933) exchanged for an access token.
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: RFC 8693 token exchange, and the token types of enterprise-managed authorization (SEP-990).
+TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+
+
+@dataclass(frozen=True)
+class EnterpriseIdentity:
+    """The enterprise identity provider's side of SEP-990: where to exchange, and what.
+
+    The user's ``id_token`` (from the enterprise's single sign-on) is exchanged at the
+    provider's ``token_endpoint`` (RFC 8693) for an identity assertion grant (ID-JAG)
+    meant for the MCP server's authorization server, which then issues the access
+    token for it (the JWT bearer grant).
+    """
+
+    token_endpoint: str
+    id_token: str = field(repr=False)
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
 #: Same-origin redirects followed while fetching metadata; another origin is refused.
 MAX_REDIRECTS = 3
 #: Token endpoint authentication methods in the order a confidential client prefers them.
@@ -63,6 +83,7 @@ class ClientSettings:
     offline_access: bool = True
     allow_without_s256: bool = False
     assertion: str | None = field(default=None, repr=False)
+    enterprise: EnterpriseIdentity | None = None
 
 
 @dataclass
@@ -500,7 +521,10 @@ class Flow:
         registration = Registration(server.issuer, settings.client_id, settings.client_secret,
                                     self._auth_method(server, settings.client_secret))
         fields = {"grant_type": "client_credentials", "resource": resource}
-        if settings.grant == "jwt_bearer":
+        if settings.grant == "enterprise":
+            assertion = yield from self._identity_assertion(server, resource, scope)
+            fields = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
+        elif settings.grant == "jwt_bearer":
             if not settings.assertion:
                 raise AuthorizationFailed("the JWT bearer grant needs an assertion",
                                           rule="RFC 7523 §2.1", fix="pass assertion=JWT")
@@ -513,6 +537,42 @@ class Flow:
         answer = yield from self._token_request(server, registration, fields)
         return Token.from_response(answer, resource=resource, issuer=server.issuer,
                                    requested_scope=scope)
+
+    def _identity_assertion(self, server: ServerMetadata, resource: str, scope: str | None
+                            ) -> Generator[Need, Any, str]:
+        """SEP-990 step one: the enterprise IdP exchanges the user's id_token for an ID-JAG."""
+        identity = self.settings.enterprise
+        if identity is None:
+            raise AuthorizationFailed("enterprise-managed authorization needs the identity "
+                                      "provider's settings", rule="SEP-990",
+                                      fix="pass enterprise=EnterpriseIdentity(…)")
+        discovery.require_secure(identity.token_endpoint, "identity provider token endpoint")
+        fields = {"grant_type": TOKEN_EXCHANGE_GRANT, "requested_token_type": ID_JAG_TYPE,
+                  "subject_token": identity.id_token, "subject_token_type": ID_TOKEN_TYPE,
+                  "audience": server.issuer, "resource": resource}
+        if scope:
+            fields["scope"] = scope
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   "Accept": "application/json"}
+        method = "client_secret_basic" if identity.client_secret else "none"
+        _, headers, body = ClientAuth(identity.client_id or "", identity.client_secret,
+                                      method).prepare("POST", identity.token_endpoint, headers,
+                                                      urlencode(fields))
+        request = httpx.Request("POST", identity.token_endpoint, headers=headers, content=body)
+        shown = f"POST {identity.token_endpoint} {shown_form(fields)}"
+        response = yield from self._exchange("token", request, shown)
+        answer = discovery.json_document(response.content, response.headers.get(
+            "content-type", ""), "token exchange response", identity.token_endpoint
+            ) if response.content else {}
+        assertion = answer.get("access_token")
+        if response.status_code != 200 or not isinstance(assertion, str):
+            raise AuthorizationFailed(
+                f"the identity provider refused the token exchange: "
+                f"{answer.get('error', response.status_code)}", rule="RFC 8693 §2.2 (SEP-990)",
+                fix="check the id_token and the identity provider's client settings")
+        self._note("token", shown, shown_response(response), "RFC 8693: id_token exchanged "
+                   "for an identity assertion grant (SEP-990)", "ok")
+        return assertion
 
     def _refresh(self, server: ServerMetadata, held: Token, resource: str
                  ) -> Generator[Need, Any, Token | None]:

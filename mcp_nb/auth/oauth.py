@@ -19,7 +19,16 @@ from .callbacks import Callback, choose_callback
 from .challenge import Challenge, bearer_challenge
 from .discovery import MAX_METADATA_BYTES, canonical_resource, origin
 from .errors import AuthorizationFailed
-from .flow import AuthState, BrowserNeed, ClientSettings, Flow, Grant, HttpNeed, Need
+from .flow import (
+    AuthState,
+    BrowserNeed,
+    ClientSettings,
+    EnterpriseIdentity,
+    Flow,
+    Grant,
+    HttpNeed,
+    Need,
+)
 from .steps import Step
 from .tokens import MemoryStore, Token, TokenStore, redact
 
@@ -60,6 +69,7 @@ class OAuth(httpx.Auth):
                  callback: str | Callback | Callable[[str], Any] = "auto",
                  store: TokenStore | None = None, offline_access: bool = True,
                  allow_without_s256: bool = False, assertion: str | None = None,
+                 enterprise: EnterpriseIdentity | None = None,
                  http: Callable[[], httpx.AsyncClient] | None = None,
                  max_authorizations: int = MAX_AUTHORIZATIONS_PER_REQUEST) -> None:
         self.settings = ClientSettings(
@@ -68,7 +78,7 @@ class OAuth(httpx.Auth):
             signing_algorithm=signing_algorithm, client_metadata_url=client_metadata_url,
             client_name=client_name, scopes=tuple(scopes) if scopes is not None else None,
             grant=grant, offline_access=offline_access, allow_without_s256=allow_without_s256,
-            assertion=assertion)
+            assertion=assertion, enterprise=enterprise)
         self._callback_choice = callback
         self.callback: Callback | None = None
         self.store = store if store is not None else MemoryStore()

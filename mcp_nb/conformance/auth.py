@@ -8,7 +8,7 @@ key) arrives in ``MCP_CONFORMANCE_CONTEXT``.
 
 from __future__ import annotations
 
-from ..auth import AutoApproved, OAuth
+from ..auth import AutoApproved, EnterpriseIdentity, OAuth
 from .registry import Assignment, plays
 from .scenarios import connected, sample_arguments
 
@@ -34,6 +34,14 @@ AUTHORIZATION_CODE_SCENARIOS = (
 def oauth_for(assignment: Assignment) -> OAuth:
     """The OAuth settings a scenario calls for (pre-registration, CIMD, or registration)."""
     context = assignment.context
+    if assignment.scenario in ("auth/enterprise-managed-authorization",
+                               "auth/cross-app-access-complete-flow"):
+        return OAuth(grant="enterprise", client_id=context.get("client_id"),
+                     client_secret=context.get("client_secret"),
+                     enterprise=EnterpriseIdentity(
+                         token_endpoint=context.get("idp_token_endpoint", ""),
+                         id_token=context.get("idp_id_token", ""),
+                         client_id=context.get("idp_client_id")))
     if assignment.scenario == "auth/wif-jwt-bearer":
         return OAuth(grant="jwt_bearer", client_id=context.get("client_id"),
                      assertion=context.get("valid_jwt"))
@@ -48,7 +56,8 @@ def oauth_for(assignment: Assignment) -> OAuth:
 
 
 @plays(*AUTHORIZATION_CODE_SCENARIOS, "auth/client-credentials-basic",
-       "auth/client-credentials-jwt", "auth/wif-jwt-bearer")
+       "auth/client-credentials-jwt", "auth/wif-jwt-bearer",
+       "auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
 async def authorize_and_call(assignment: Assignment) -> None:
     """Connect through OAuth, list the tools and call each one (a call may need step-up)."""
     async with connected(assignment,
