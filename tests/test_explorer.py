@@ -123,3 +123,21 @@ def test_a_ten_megabyte_text_resource_is_shown_truncated_with_its_size() -> None
                                            "text": "x" * 10_485_760}])
     assert "showing the first 100,000 of 10,485,760 characters" in html
     assert len(html) < 2 * render.TEXT_SHOWN
+
+
+def test_cancel_a_slow_call_from_the_explorer(mcp) -> None:
+    mcp("connect slowly")
+    explorer = mcp("explore")
+    explorer.tool_list.picker.value = "slow"
+    form, progress_box = explorer.tool_box.children
+    steps = next(f for f in form.form.fields if f.name == "steps")
+    steps.widget.value = 100
+    future = form.submit()
+    progress = progress_box.children[0]
+    _until(lambda: progress.step is not None, "progress from the slow tool")
+    progress.cancel_button.click()  # the kernel is free: the click works at once
+    _until(future.done, "the cancelled call to end")
+    assert progress.outcome.startswith("cancelled at step ")
+    assert progress.cancel_button.disabled
+    _until(lambda: form.status.value == "failed", "the form's status")
+    assert "RequestCancelled" in form.result.value

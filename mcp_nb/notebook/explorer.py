@@ -27,7 +27,7 @@ from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
 from .forms import SchemaForm, ToolForm
-from .widgets import _Described
+from .widgets import RequestProgress, _Described
 
 if TYPE_CHECKING:
     from .hosted import HostedSession
@@ -86,6 +86,7 @@ class Explorer(_Described, w.VBox):
 
         self.tool_list = Catalogue("tools", self._show_tool)
         self.tool_box = w.VBox()
+        self.progress = w.VBox()
         self.resource_list = Catalogue("resources", self._read)
         self.templates = w.HTML()
         self.contents = w.HTML()
@@ -184,15 +185,28 @@ class Explorer(_Described, w.VBox):
 
     def _show_tool(self, name: str) -> None:
         tool = self.tools[name]
-        self.tool_box.children = [ToolForm(tool, lambda arguments: self.call(name, arguments))]
+        self.progress = w.VBox()
+        self.tool_box.children = [ToolForm(tool, lambda arguments: self.call(name, arguments)),
+                                  self.progress]
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Start a tool call (as the form's Call button does); it goes into the history."""
+        """Start a tool call (as the form's Call button does); it goes into the history.
+
+        Its progress widget (with a working Cancel: the kernel stays free) shows
+        under the form.
+        """
         line = f"%mcp call {name} {json.dumps(arguments, ensure_ascii=False)}"
         self.history.append(line)
         self.history_view.value = "\n".join(self.history)
         self.again.options = list(reversed(self.history))
-        return self.hosted.loop.submit(self.hosted.session.call_tool(name, arguments))
+        hosted = self.hosted
+        progress = RequestProgress(f"tools/call {name}", hosted.session.default_timeout)
+        progress.on_cancel = lambda request_id: hosted.loop.submit(
+            hosted.session.cancel(request_id, "Cancel button"))
+        self.progress.children = [progress]
+        request = hosted.session.call_tool(name, arguments, on_progress=progress.progress,
+                                           on_sent=progress.sent)
+        return hosted.loop.submit(progress.follow(request, hosted.progress_widgets))
 
     def run_again(self) -> Any:
         """Run the call picked in the History tab again; its result shows in the Tools tab."""

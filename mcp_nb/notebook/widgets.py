@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+import anyio
 import ipywidgets as w
 
+from ..client.errors import RequestCancelled, RequestTimeout
 from ..client.session import ClientSession
 from ..client.transcript import TranscriptEntry
 from ..protocol import stateless
@@ -25,6 +27,8 @@ from ..protocol.lifecycle import TransitionRecord
 from ..protocol.models import CallToolResult
 from ..protocol.versions import Era
 from . import render
+
+T = TypeVar("T")
 
 # Redraw at most this often under a flood of messages.
 _REFRESH_SECONDS = 0.2
@@ -513,6 +517,29 @@ class RequestProgress(_Described, w.HBox):
         """Show that the timeout is held (``reason``), or running again (None)."""
         self.held = reason
         self._tick()
+
+    async def follow(self, request: Awaitable[T], live: set[RequestProgress]) -> T:
+        """Await ``request``, then say how it ended; in ``live`` while it runs.
+
+        ``live`` is the session's set of calls in flight (whose widgets are told
+        when their timeouts are held for a person).
+        """
+        live.add(self)
+        try:
+            result = await request
+        except RequestTimeout as exc:
+            self.timed_out(exc.timeout)
+            raise
+        except (RequestCancelled, anyio.get_cancelled_exc_class()):
+            self.cancelled()
+            raise
+        except BaseException as exc:
+            self.failed(exc)
+            raise
+        finally:
+            live.discard(self)
+        self.done()
+        return result
 
     # -- how it ended --
 

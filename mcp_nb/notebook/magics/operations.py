@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from ...client.errors import RequestCancelled, RequestTimeout
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
 from ..arguments_check import problems
@@ -23,8 +19,6 @@ from .table import CommandGroup, McpCellError, Parser
 if TYPE_CHECKING:
     from ..hosted import HostedSession
     from .magic import McpMagics
-
-T = TypeVar("T")
 
 GROUP = CommandGroup()
 
@@ -82,8 +76,8 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
 
     options["on_progress"] = progress.progress
     options["on_sent"] = sent
-    job = track(progress, hosted.session.call_tool(args.tool, arguments, **options),
-                hosted.progress_widgets)
+    job = progress.follow(hosted.session.call_tool(args.tool, arguments, **options),
+                          hosted.progress_widgets)
     if not args.background:
         return hosted.run(job)
     future = hosted.loop.submit(job)
@@ -92,27 +86,6 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if future.done() and progress.request_id is None:
         future.result()  # refused before it was sent: the cell fails with the reason
     return BackgroundCall(progress, future)
-
-
-async def track(progress: RequestProgress, request: Awaitable[T],
-                live: set[RequestProgress]) -> T:
-    """Await ``request``, telling ``progress`` how it ended; in ``live`` meanwhile."""
-    live.add(progress)
-    try:
-        result = await request
-    except RequestTimeout as exc:
-        progress.timed_out(exc.timeout)
-        raise
-    except (RequestCancelled, anyio.get_cancelled_exc_class()):
-        progress.cancelled()
-        raise
-    except BaseException as exc:
-        progress.failed(exc)
-        raise
-    finally:
-        live.discard(progress)
-    progress.done()
-    return result
 
 
 def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any]) -> None:
