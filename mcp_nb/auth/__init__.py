@@ -17,6 +17,7 @@ from .callbacks import AutoApproved, Callback, Headless, Loopback, PasteBack, ch
 from .challenge import Challenge, bearer_challenge, parse_challenges
 from .errors import AuthorizationFailed
 from .flow import AuthState, BrowserNeed, ClientSettings, EnterpriseIdentity, Flow, HttpNeed
+from .jupyter import JupyterServerCallback
 from .oauth import OAuth
 from .steps import Step
 from .tokens import FileStore, MemoryStore, Registration, Token, TokenStore
@@ -24,7 +25,7 @@ from .tokens import FileStore, MemoryStore, Registration, Token, TokenStore
 __all__ = [
     "AuthState", "AuthorizationFailed", "AutoApproved", "BrowserNeed", "Callback",
     "Challenge", "ClientSettings", "EnterpriseIdentity", "FileStore", "Flow", "Headless",
-    "HttpNeed", "Loopback",
+    "HttpNeed", "JupyterServerCallback", "Loopback",
     "MemoryStore", "OAuth", "PasteBack", "Registration", "Step", "Token", "TokenStore",
     "bearer_challenge", "choose_callback", "parse_challenges",
 ]

@@ -7,6 +7,8 @@ the URL the browser was redirected to:
   kernel's machine;
 - :class:`PasteBack`: show the link; the user pastes the address they land on;
 - :class:`Headless`: a callable you give (tests, CI, scripts);
+- :class:`~mcp_nb.auth.jupyter.JupyterServerCallback`: the redirect lands on the Jupyter
+  server itself (Binder, JupyterHub), through a small server extension;
 - :class:`AutoApproved`: for authorization servers that approve without a person
   (the lab's, the conformance suite's): it follows the authorization URL itself.
 
@@ -26,6 +28,7 @@ import httpx
 
 from .discovery import origin
 from .errors import AuthorizationFailed
+from .jupyter import PUBLIC_URL_VARIABLE, JupyterServerCallback
 
 #: Where paste-back and headless modes say the browser goes back to (nothing listens there:
 #: the user copies the address from the browser).
@@ -207,8 +210,9 @@ def running_behind_jupyter_proxy() -> bool:
 def choose_callback(mode: str | Callback | Callable[[str], str] = "auto") -> Callback:
     """The callback for ``mode``: ``"auto"``, ``"loopback"``, ``"paste"``, or your own.
 
-    ``"auto"`` takes the loopback listener when the browser can be on this machine
-    (a desktop session, not JupyterHub/Binder) and paste-back otherwise. A plain
+    ``"auto"`` takes the Jupyter server's route when its public URL is known
+    (``MCP_NB_JUPYTER_URL``), the loopback listener when the browser can be on this
+    machine (a desktop session, not JupyterHub/Binder), and paste-back otherwise. A plain
     callable becomes :class:`Headless`.
 
     >>> choose_callback(lambda url: url).name
@@ -221,11 +225,15 @@ def choose_callback(mode: str | Callback | Callable[[str], str] = "auto") -> Cal
     if mode == "auto":
         desktop = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                        or os.name == "nt" or os.uname().sysname == "Darwin")
-        mode = "loopback" if desktop and not running_behind_jupyter_proxy() else "paste"
+        if os.environ.get(PUBLIC_URL_VARIABLE):
+            mode = "jupyter"
+        else:
+            mode = "loopback" if desktop and not running_behind_jupyter_proxy() else "paste"
     makers: dict[str, Callable[[], Callback]] = {
-        "loopback": Loopback, "paste": PasteBack, "auto-approved": AutoApproved}
+        "loopback": Loopback, "paste": PasteBack, "auto-approved": AutoApproved,
+        "jupyter": JupyterServerCallback}
     try:
         return makers[mode]()
     except KeyError:
         raise ValueError(f"unknown callback mode {mode!r}; choose auto, loopback, paste, "
-                         "auto-approved, or pass a callable") from None
+                         "jupyter, auto-approved, or pass a callable") from None

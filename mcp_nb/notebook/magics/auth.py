@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .magic import McpMagics
 
 GROUP = CommandGroup()
-CALLBACKS = ("auto", "loopback", "paste", "auto-approved")
+CALLBACKS = ("auto", "loopback", "paste", "jupyter", "auto-approved")
 
 
 def add_auth_arguments(p: Parser) -> None:
@@ -45,7 +45,8 @@ def add_auth_arguments(p: Parser) -> None:
                         "registration, PKCE, token; see docs/authorization.md")
     p.add_argument("--auth-callback", choices=CALLBACKS,
                    help="how the code comes back: loopback (a browser on this machine), "
-                        "paste (anywhere), auto-approved (the lab's server); default auto")
+                        "paste (anywhere), jupyter (via this Jupyter server: Binder, "
+                        "JupyterHub), auto-approved (the lab's server); default auto")
     p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
     p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
     p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
