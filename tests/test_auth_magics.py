@@ -28,6 +28,9 @@ def test_connect_with_auth_and_show_the_state_never_the_token(mcp) -> None:
         everything = shown + json.dumps([e.to_dict() for e in hosted.session.transcript],
                                         default=str)
         assert token.access_token not in everything
+        steps = mcp("auth --steps")
+        assert [step.name for step in steps][-1] == "token"
+        assert token.access_token not in repr(steps) + steps._repr_html_()
         mcp("auth --logout")
         assert oauth_of(hosted).held() is None
         assert mcp("call add a=1 b=1").text == "2"  # authorized again on the next 401

@@ -9,6 +9,7 @@ Example::
     %mcp connect https://mcp.example.com/mcp --auth            # the flow runs when asked
     %mcp connect URL --auth --auth-callback paste --scope mcp:tools
     %mcp auth                       # the current session's state (tokens redacted)
+    %mcp auth --steps               # the last flow, one row per step (redacted)
     %mcp auth --logout              # forget the token and the client registration
     %mcp auth --step URL --auth-callback auto-approved   # one step per cell:
     %mcp auth --next                #   … each cell makes one exchange and shows it
@@ -127,6 +128,8 @@ def _walks(mcp: McpMagics) -> dict[str, Walk]:
 def _auth_arguments(p: Parser) -> None:
     p.add_argument("name", nargs="?", help="which session (default: the current one)")
     p.add_argument("--logout", action="store_true", help="forget the token and registration")
+    p.add_argument("--steps", action="store_true",
+                   help="the last flow's steps: sent, received, rule, outcome (redacted)")
     p.add_argument("--step", metavar="URL", help="start walking the flow for URL, one "
                    "exchange per cell (then %%mcp auth --next)")
     p.add_argument("--next", nargs="?", const="", default=None, metavar="REDIRECT_URL",
@@ -138,7 +141,8 @@ def _auth_arguments(p: Parser) -> None:
     p.add_argument("--scope", action="append", default=[])
 
 
-@GROUP.command("auth", "OAuth state (never the token), --logout, or --step URL / --next",
+@GROUP.command("auth", "OAuth state (never the token), --steps, --logout, or --step URL / "
+               "--next",
                arguments=_auth_arguments, expand=("client_secret", "client_id", "step"))
 def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.step:
@@ -153,6 +157,8 @@ def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.logout:
         oauth.logout()
         print("logged out: token and client registration forgotten")
+    if args.steps:
+        return steps_listing(oauth.steps)
     return AuthState(oauth)
 
 
