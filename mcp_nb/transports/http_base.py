@@ -508,8 +508,9 @@ class HttpTransportBase:
             return
         hint = ""
         if response.status_code == 401:
-            hint = (" The server wants credentials: pass them as transport headers, "
-                    "e.g. headers={'Authorization': 'Bearer …'}.")
+            hint = (" The server wants authorization: connect with an OAuth client, "
+                    "auth=mcp_nb.auth.OAuth() (docs/authorization.md), or pass a token you "
+                    "hold as headers={'Authorization': 'Bearer …'}.")
         elif response.status_code == 403:
             hint = " The server refused this client: check the credentials and the Origin."
         self._request_failed(outgoing.id, f"the server answered {outgoing.label} with HTTP "
