@@ -11,13 +11,15 @@ from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.protocol import State
 
 
-def test_connect_with_auth_and_show_the_state_never_the_token(mcp) -> None:
+def test_connect_with_auth_and_show_the_state_never_the_token(mcp, capsys) -> None:
     with lab_server("--auth") as server:
         with pytest.raises(McpCellError, match="401"):
             mcp(f"connect denied {server.ready_text}")
         hosted = mcp(f"connect web {server.ready_text} --auth --auth-callback auto-approved")
         assert hosted.session.state is State.OPERATING
         assert mcp("call add a=2 b=3").text == "5"
+        printed = capsys.readouterr().out
+        assert "auth resource metadata: GET" in printed and "auth token: POST" in printed
         state = mcp("auth")
         shown = repr(state) + state._repr_html_()
         assert "callback: auto-approved" in repr(state)
@@ -25,7 +27,7 @@ def test_connect_with_auth_and_show_the_state_never_the_token(mcp) -> None:
         from mcp_nb.notebook.magics.auth import oauth_of
         token = oauth_of(hosted).held()
         assert token is not None
-        everything = shown + json.dumps([e.to_dict() for e in hosted.session.transcript],
+        everything = shown + printed + json.dumps([e.to_dict() for e in hosted.session.transcript],
                                         default=str)
         assert token.access_token not in everything
         steps = mcp("auth --steps")

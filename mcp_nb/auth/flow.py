@@ -10,7 +10,7 @@ JWT assertions, the authorization response) come from authlib.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlencode, urljoin
@@ -146,7 +146,8 @@ class Flow:
 
     def __init__(self, settings: ClientSettings, state: AuthState, server_url: str,
                  challenge: Challenge | None, redirect_uri: str, *, step_up: bool = False,
-                 ask_server: bool = False) -> None:
+                 ask_server: bool = False,
+                 on_step: Callable[[Step], object] | None = None) -> None:
         self.settings = settings
         self.state = state
         self.server_url = server_url
@@ -155,6 +156,8 @@ class Flow:
         self.step_up = step_up
         #: Start by asking the server itself for its challenge (a flow walked by hand).
         self.ask_server = ask_server
+        #: Told of each step as it is recorded (a notebook shows the flow as it happens).
+        self.on_step = on_step
         self.steps: list[Step] = []
         self.token: Token | None = None
         self.done = False
@@ -184,7 +187,10 @@ class Flow:
 
     def _note(self, name: str, sent: str, received: str, rule: str, outcome: Outcome,
               detail: str = "") -> None:
-        self.steps.append(Step(name, sent, received, rule, outcome, detail))
+        step = Step(name, sent, received, rule, outcome, detail)
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
 
     def _exchange(self, name: str, request: httpx.Request, sent: str | None = None
                   ) -> Generator[Need, Any, httpx.Response]:
@@ -585,8 +591,8 @@ class Flow:
             answer = yield from self._token_request(server, registration, fields,
                                                     step="refresh")
         except AuthorizationFailed:
-            self.steps[-1:] = [replace(self.steps[-1], outcome="fallback",
-                                       detail="refresh refused: authorizing again")]
+            self._note("refresh", "", "", "OAuth 2.1 §4.3: a refused refresh token is "
+                       "dropped", "fallback", "authorizing again")
             return None
         return held.with_refresh(answer)
 

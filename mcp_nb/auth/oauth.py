@@ -56,6 +56,7 @@ class OAuth(httpx.Auth):
     "auto-approved", a :class:`~mcp_nb.auth.callbacks.Callback`, or a callable that
     gets the authorization URL and returns the redirect URL). ``store`` keeps tokens
     (in memory unless you pass a :class:`~mcp_nb.auth.tokens.FileStore`).
+    ``on_step`` is told of each :class:`~mcp_nb.auth.steps.Step` as it happens.
     ``http`` makes the client for the OAuth exchanges (tests inject transports).
     """
 
@@ -70,6 +71,7 @@ class OAuth(httpx.Auth):
                  store: TokenStore | None = None, offline_access: bool = True,
                  allow_without_s256: bool = False, assertion: str | None = None,
                  enterprise: EnterpriseIdentity | None = None,
+                 on_step: Callable[[Step], object] | None = None,
                  http: Callable[[], httpx.AsyncClient] | None = None,
                  max_authorizations: int = MAX_AUTHORIZATIONS_PER_REQUEST) -> None:
         self.settings = ClientSettings(
@@ -85,6 +87,8 @@ class OAuth(httpx.Auth):
         self.state = AuthState()
         self._http = http or (lambda: httpx.AsyncClient(timeout=OAUTH_HTTP_TIMEOUT))
         self.max_authorizations = max_authorizations
+        #: Told of each step of every flow as it happens (what was sent, the rule, …).
+        self.on_step = on_step
         #: The steps of the last flow (what was sent, what came back, the rule, the outcome).
         self.steps: list[Step] = []
         self._lock: anyio.Lock | None = None
@@ -221,7 +225,7 @@ class OAuth(httpx.Auth):
         redirect_uri = (await self.callback.prepare()
                         if self.settings.grant == "authorization_code" else "")
         flow = Flow(self.settings, self.state, url, challenge, redirect_uri, step_up=step_up,
-                    ask_server=ask_server)
+                    ask_server=ask_server, on_step=self.on_step)
         self.steps = flow.steps
         return flow
 

@@ -69,8 +69,13 @@ def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
     scopes = list(args.scope) or settings.get("scopes")
     return OAuth(client_id=args.client_id or settings.get("client_id"),
                  client_secret=args.client_secret or settings.get("client_secret"),
-                 scopes=scopes or None,
+                 scopes=scopes or None, on_step=_show_step,
                  callback=args.auth_callback or settings.get("callback") or "auto")
+
+
+def _show_step(step: Any) -> None:
+    """Each step in the cell's output as it happens (the cell is waiting on the flow)."""
+    print(f"auth {step.line()}", flush=True)
 
 
 def oauth_of(hosted: HostedSession) -> OAuth | None:
