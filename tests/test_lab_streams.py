@@ -17,10 +17,15 @@ import pytest
 from http_support import lab_server
 from test_lab_server import Lab, call, initialize, notification, tool_call
 
-from mcp_nb.lab.http.streams import KEPT_STREAMS, RETRY_MS
+from mcp_nb.lab.http.streams import (
+    BACKLOG_EVENTS,
+    KEPT_EVENTS,
+    KEPT_STREAMS,
+    RETRY_MS,
+    EventStream,
+)
 
 pytestmark = pytest.mark.timeout(60)
-
 Message = dict[str, Any]
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
@@ -141,3 +146,21 @@ def test_the_timeout_knob_belongs_to_the_handshake_era() -> None:
                              timeout=30)
     assert refused.returncode == 2
     assert "--client-request-timeout concerns the handshake era" in refused.stderr
+
+
+@pytest.mark.anyio
+async def test_a_stream_keeps_recent_delivered_events_and_a_bounded_backlog() -> None:
+    stream = EventStream(7)
+    for n in range(KEPT_EVENTS + 10):
+        stream.push(notification("notifications/message", {"n": n}))
+    assert stream.dropped == 0  # nothing delivered yet: all of it is still owed
+    stream.delivered = stream.pushed
+    stream.push(notification("notifications/message", {"n": "last"}))
+    assert stream.dropped == stream.pushed - KEPT_EVENTS  # delivered ones beyond the cap go
+    stream.finish()
+    replayed = [position async for position, _ in stream.follow(0)]
+    assert replayed == list(range(stream.dropped + 1, stream.pushed + 1))  # ids keep counting
+    idle = EventStream(0)  # a GET stream nobody reads
+    for n in range(BACKLOG_EVENTS + 5):
+        idle.push(notification("notifications/message", {"n": n}))
+    assert idle.dropped == 5

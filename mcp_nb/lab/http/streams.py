@@ -216,9 +216,6 @@ class StreamStore:
         for index in finished[: max(0, len(finished) - self._kept_streams)]:
             del self._streams[index]  # dicts keep insertion order: oldest first
 
-    def __contains__(self, stream: EventStream) -> bool:
-        return self._streams.get(stream.index) is stream
-
 
 async def write_stream(connection: Connection, stream: EventStream, after: int, *,
                        first: bytes, headers: Headers = (),
