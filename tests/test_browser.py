@@ -450,6 +450,7 @@ def test_the_explorer_end_to_end(lab: Lab, page: Page) -> None:
                 box.press("Enter")
             explorer.get_by_role("button", name="Call").click()
             explorer.locator(".widget-html", has_text=re.compile(r"\b5\b")).first.wait_for()
+            explorer.screenshot(path=str(ARTIFACTS / "browser-explorer-tool.png"))
 
             # A resource, read and shown.
             tabs.filter(has_text="Resources").first.click()
