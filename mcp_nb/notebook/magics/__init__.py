@@ -12,7 +12,8 @@ what to do (no traceback wall); programming errors keep their traceback.
 Layout: :mod:`.table` (the subcommand table the parser and the dispatcher
 read), :mod:`.magic` (the ``Magics`` class and :data:`~.magic.GROUPS`), one
 module per group of subcommands (:mod:`.sessions`, :mod:`.lifecycle`,
-:mod:`.operations`, :mod:`.wire`), :mod:`.arguments` (reading a line) and
+:mod:`.operations`, :mod:`.wire`, :mod:`.explore` and the others
+:data:`~.magic.GROUPS` lists), :mod:`.arguments` (reading a line) and
 :mod:`.displays` (what the subcommands return).
 """
 
