@@ -197,3 +197,20 @@ def test_a_filtered_transcript_says_so_in_its_text(mcp) -> None:
     received = mcp("transcript --direction recv --method tools/")
     assert repr(received) == ("Transcript: 2 of 8 messages shown "
                               "(filtered by direction recv and method tools/…)")
+
+
+def test_the_saved_sequence_image_does_not_change_with_timing() -> None:
+    """Saved outputs are compared by strict nbval, and a base64 image cannot be masked:
+    the static sequence leaves the times out, the live one shows them."""
+    from mcp_nb.client.transcript import TranscriptEntry
+
+    def handshake(delay: float) -> list[TranscriptEntry]:
+        return [TranscriptEntry(seq=0, time=0.001, direction="send", kind="request",
+                                state="Initializing", method="initialize", id=1),
+                TranscriptEntry(seq=1, time=0.001 + delay, direction="recv", kind="response",
+                                state="Initializing", id=1)]
+
+    fast, slow = handshake(0.002), handshake(0.250)
+    assert render.sequence_svg(fast, times=False) == render.sequence_svg(slow, times=False)
+    assert render.sequence_svg(fast) != render.sequence_svg(slow)
+    assert "0.251s" in render.sequence_svg(slow)

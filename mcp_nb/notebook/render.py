@@ -199,8 +199,13 @@ def message_card_html(title: str, entry: TranscriptEntry | None,
 
 
 def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
-                 right: str = "Server") -> str:
-    """A sequence diagram of messages between client and server, with times."""
+                 right: str = "Server", *, times: bool = True) -> str:
+    """A sequence diagram of messages between client and server, with times.
+
+    ``times=False`` leaves the times out: the static image saved in a notebook is a
+    base64 data URI, which no output sanitizer can mask, so it must not change from
+    one run to the next (the message cards beside it still say when each was sent).
+    """
     messages = [e for e in entries if e.direction in ("send", "recv")]
     height = 60 + 40 * max(len(messages), 1)
     parts = [
@@ -230,8 +235,8 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
             arrow
             + f'<text x="260" y="{y - 6}" text-anchor="middle" font-family="system-ui, sans-serif" '
             f'font-size="12">{esc(label)}</text>'
-            f'<text x="8" y="{y + 4}" font-family="monospace" font-size="10" fill="#666">'
-            f"{entry.time:.3f}s</text>"
+            + (f'<text x="8" y="{y + 4}" font-family="monospace" font-size="10" fill="#666">'
+               f"{entry.time:.3f}s</text>" if times else "")
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -163,6 +163,7 @@ class Handshake(_Described, w.VBox):
         self._cards = w.HTML()
         self._sequence = w.HTML()
         self._sequence_alt = "sequence: nothing yet"
+        self._shown: list[TranscriptEntry] = []
         self.children = [self._sequence, self._cards]
         self._unsubscribe = session.transcript.subscribe(self._on_entry)
         self._redraw()
@@ -188,6 +189,7 @@ class Handshake(_Described, w.VBox):
         ) + "</div>"
         present = [e for e in (request, response, initialized) if e is not None]
         self._sequence.value = render.sequence_svg(present)
+        self._shown = present
         self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
     def _redraw_discover(self) -> None:
@@ -202,6 +204,7 @@ class Handshake(_Described, w.VBox):
             for title, entry in zip(titles, (request, response), strict=True)) + "</div>"
         present = [e for e in (request, response) if e is not None]
         self._sequence.value = render.sequence_svg(present)
+        self._shown = present
         self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
     def describe(self) -> str:
@@ -223,7 +226,8 @@ class Handshake(_Described, w.VBox):
         return "Handshake: " + " → ".join(steps)
 
     def static_html(self) -> str:
-        return render.svg_image_html(self._sequence.value, self._sequence_alt) + self._cards.value
+        return (render.svg_image_html(render.sequence_svg(self._shown, times=False),
+                                      self._sequence_alt) + self._cards.value)
 
 
 class CapabilitiesView(_Described, w.HTML):
