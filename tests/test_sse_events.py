@@ -1,4 +1,4 @@
-"""Server-sent events parsed with a size cap (mcp_nb.transports.sse_events): bytes in, events out."""
+"""Server-sent events parsed with a size cap (transports.sse_events): bytes in, events out."""
 
 from __future__ import annotations
 
