@@ -14,12 +14,13 @@ import html
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..client.transcript import ARROWS, TranscriptEntry
 from ..protocol.lifecycle import TRANSITIONS, Event, State
 from ..protocol.negotiation import Capabilities, VersionOutcome
+from ..protocol.tasks import TASK_TRANSITIONS, TaskStatus
 
 
 def esc(value: Any) -> str:
@@ -83,10 +84,11 @@ _EDGE_STYLE = {
 }
 
 
-def _anchor(state: State, toward: State) -> tuple[float, float]:
-    """Point on ``state``'s box edge facing ``toward`` (centre-to-centre line, clipped)."""
-    x, y = STATE_POSITIONS[state]
-    tx, ty = STATE_POSITIONS[toward]
+def _anchor(positions: Mapping[Any, tuple[int, int]], box: Any,
+            toward: Any) -> tuple[float, float]:
+    """Point on ``box``'s edge facing ``toward`` (centre-to-centre line, clipped)."""
+    x, y = positions[box]
+    tx, ty = positions[toward]
     cx, cy = x + BOX_W / 2, y + BOX_H / 2
     dx, dy = (tx + BOX_W / 2) - cx, (ty + BOX_H / 2) - cy
     if dx == 0 and dy == 0:
@@ -130,8 +132,8 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
     for transition in TRANSITIONS:
         if transition.era == "stateless":
             continue  # a stateless session has its own view (no handshake states)
-        x1, y1 = _anchor(transition.source, transition.target)
-        x2, y2 = _anchor(transition.target, transition.source)
+        x1, y1 = _anchor(STATE_POSITIONS, transition.source, transition.target)
+        x2, y2 = _anchor(STATE_POSITIONS, transition.target, transition.source)
         on_path = (transition.source, transition.target) in taken
         width = 3 if on_path else 1
         color = "#1f6feb" if on_path else "#999"
@@ -144,23 +146,73 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
             + _arrowhead(x1, y1, x2, y2, color)
         )
     for state, (x, y) in STATE_POSITIONS.items():
-        is_current = state is current
-        visited = state in path
-        fill = "#1f6feb" if is_current else "#dbe9ff" if visited else "#f4f4f4"
-        text_color = "#fff" if is_current else "#222"
-        parts.append(
-            f'<g class="state{" current" if is_current else ""}" data-state="{esc(state.value)}">'
-            f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="8" fill="{fill}" '
-            f'stroke="#444" stroke-width="{2 if is_current else 1}"/>'
-            f'<text x="{x + BOX_W / 2:.0f}" y="{y + BOX_H / 2 + 4:.0f}" text-anchor="middle" '
-            f'font-family="system-ui, sans-serif" font-size="13" fill="{text_color}">'
-            f"{esc(state.value)}</text></g>"
-        )
+        parts.append(_box(state.value, state.value, x, y, current=state is current,
+                          visited=state in path))
     parts.append(
         '<text x="10" y="120" font-family="system-ui, sans-serif" font-size="11" fill="#666">'
         "solid: shutdown · dashed: transport closed</text>"
     )
     parts.append("</svg>")
+    return "".join(parts)
+
+
+#: Where each task status sits (layout only; the edges come from TASK_TRANSITIONS).
+TASK_POSITIONS: dict[TaskStatus, tuple[int, int]] = {
+    TaskStatus.WORKING: (10, 70),
+    TaskStatus.INPUT_REQUIRED: (10, 190),
+    TaskStatus.COMPLETED: (290, 20),
+    TaskStatus.FAILED: (290, 110),
+    TaskStatus.CANCELLED: (290, 200),
+}
+
+
+def _box(key: str, label: str, x: int, y: int, *, current: bool, visited: bool) -> str:
+    """One state box of a diagram: filled if current, tinted if visited."""
+    fill = "#1f6feb" if current else "#dbe9ff" if visited else "#f4f4f4"
+    return (
+        f'<g class="state{" current" if current else ""}" data-state="{esc(key)}">'
+        f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="8" fill="{fill}" '
+        f'stroke="#444" stroke-width="{2 if current else 1}"/>'
+        f'<text x="{x + BOX_W / 2:.0f}" y="{y + BOX_H / 2 + 4:.0f}" text-anchor="middle" '
+        f'font-family="system-ui, sans-serif" font-size="13" '
+        f'fill="{"#fff" if current else "#222"}">{esc(label)}</text></g>'
+    )
+
+
+def task_diagram_svg(current: TaskStatus, path: Sequence[TaskStatus] = ()) -> str:
+    """A task's statuses and every move of its table (SEP-2663), like the lifecycle diagram.
+
+    ``current`` is filled and the moves along ``path`` are bold.  Only the status
+    and the path go in (no times, no messages), so the saved image of a task that
+    ends the same way is the same image.
+    """
+    taken = set(itertools.pairwise(path))
+    pairs = {(t.source, t.target) for t in TASK_TRANSITIONS}
+    parts = [
+        '<svg xmlns="http://www.w3.org/2000/svg" width="430" height="250" '
+        'viewBox="0 0 430 250" class="mcpnb-task-diagram" role="img" '
+        f'aria-label="task status, current {esc(current.value)}">',
+    ]
+    for transition in TASK_TRANSITIONS:
+        x1, y1 = _anchor(TASK_POSITIONS, transition.source, transition.target)
+        x2, y2 = _anchor(TASK_POSITIONS, transition.target, transition.source)
+        if (transition.target, transition.source) in pairs:
+            # A move with a way back: draw the two side by side, not on top of each other.
+            length = math.hypot(x2 - x1, y2 - y1) or 1.0
+            nx, ny = -(y2 - y1) / length * 6, (x2 - x1) / length * 6
+            x1, y1, x2, y2 = x1 + nx, y1 + ny, x2 + nx, y2 + ny
+        on_path = (transition.source, transition.target) in taken
+        color = "#1f6feb" if on_path else "#999"
+        parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="{color}" stroke-width="{3 if on_path else 1}">'
+            f"<title>{esc(transition.source.value)} → {esc(transition.target.value)}: "
+            f"{esc(transition.meaning)}</title></line>" + _arrowhead(x1, y1, x2, y2, color))
+    for status, (x, y) in TASK_POSITIONS.items():
+        parts.append(_box(status.value, status.value, x, y, current=status is current,
+                          visited=status in path))
+    parts.append('<text x="10" y="30" font-family="system-ui, sans-serif" font-size="11" '
+                 'fill="#666">right column: terminal (final)</text></svg>')
     return "".join(parts)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
@@ -21,10 +22,12 @@ import ipywidgets as w
 
 from ..client.errors import RequestCancelled, RequestTimeout
 from ..client.session import ClientSession
-from ..client.transcript import TranscriptEntry
+from ..client.tasks import Task
+from ..client.transcript import Transcript, TranscriptEntry
 from ..protocol import stateless
 from ..protocol.lifecycle import TransitionRecord
 from ..protocol.models import CallToolResult
+from ..protocol.tasks import TaskSnapshot
 from ..protocol.versions import Era
 from . import render
 
@@ -273,6 +276,18 @@ def _message_counts(session: ClientSession) -> tuple[int, int]:
     return sent, received
 
 
+def dropped_summary(transcript: Transcript) -> str:
+    """``42,113 older entries dropped: 42,100 notification, 13 request``; "" if none were."""
+    if not transcript.dropped:
+        return ""
+    by_kind: Counter[str] = Counter()
+    for key, count in transcript.dropped_by_kind.items():
+        by_kind[key.split(" ", 1)[0]] += count  # "notification notifications/message" → kind
+    kinds = ", ".join(f"{count:,} {kind}" for kind, count in
+                      sorted(by_kind.items(), key=lambda item: (-item[1], item[0])))
+    return f"{transcript.dropped:,} older entries dropped: {kinds}"
+
+
 class TranscriptView(_Described, w.VBox):
     """The wire transcript: filterable by direction and method, paged, following the tail."""
 
@@ -333,7 +348,9 @@ class TranscriptView(_Described, w.VBox):
         index = pages - 1 if self.page < 0 else min(self.page, pages - 1)
         chunk = selected[index * self.page_size:(index + 1) * self.page_size]
         self.table.value = render.transcript_rows_html(chunk, live=True)
-        self.position.value = f"page {index + 1}/{pages} · {len(selected)} entries"
+        dropped = dropped_summary(self._session.transcript)
+        self.position.value = (f"page {index + 1}/{pages} · {len(selected)} entries"
+                               + (f" · {dropped}" if dropped else ""))
 
     def flush(self) -> None:
         """Redraw now (tests and the end of a blocking magic)."""
@@ -344,6 +361,10 @@ class TranscriptView(_Described, w.VBox):
         direction = self.direction.value or None
         method = self.method.value.strip() or None
         if direction is None and method is None:
+            dropped = dropped_summary(self._session.transcript)
+            if dropped:  # thousands separators only here: kept outputs never hit the limit
+                return (f"Transcript: {sent + received:,} messages ({sent:,} sent, "
+                        f"{received:,} received); {dropped}")
             return f"Transcript: {sent + received} messages ({sent} sent, {received} received)"
         selected = self._selected()
         what = " and ".join(part for part in (
@@ -358,7 +379,12 @@ class TranscriptView(_Described, w.VBox):
         # The saved snapshot: the last page of what every run reproduces (see
         # render.is_reproducible); the live table above shows everything.
         reproducible = [e for e in self._selected() if render.is_reproducible(e)]
-        return render.transcript_rows_html(reproducible[-self.page_size:])
+        table = render.transcript_rows_html(reproducible[-self.page_size:])
+        dropped = dropped_summary(self._session.transcript)
+        if not dropped:
+            return table
+        return (render.STYLE + f'<div class="mcpnb"><p class="no">{render.esc(dropped)} '
+                "(the transcript keeps the most recent entries only)</p></div>" + table)
 
 
 class FindingsView(_Described, w.HTML):
@@ -578,6 +604,63 @@ class RequestProgress(_Described, w.HBox):
         return f"{self._name()}: {self.outcome}"
 
 
+class TaskView(_Described, w.VBox):
+    """One task (SEP-2663): its status diagram drawn from the task's table, Refresh and Cancel.
+
+    The diagram moves with every snapshot the client takes (``tasks/get`` polls,
+    status notifications).  Cancel sends ``tasks/cancel`` and then ``tasks/get``,
+    so the view shows what the server decided.  ``submit`` schedules a coroutine
+    on the session's loop (a notebook's is ``HostedSession.loop.submit``).
+    """
+
+    def __init__(self, task: Task,
+                 submit: Callable[[Coroutine[Any, Any, Any]], Any]) -> None:
+        super().__init__()
+        self.task = task
+        self._submit = submit
+        self.diagram = w.HTML()
+        self.status = w.Label()
+        self.refresh_button = w.Button(description="Refresh")
+        self.cancel_button = w.Button(description="Cancel", button_style="warning")
+        self.refresh_button.on_click(lambda button: self.refresh())
+        self.cancel_button.on_click(lambda button: self.cancel())
+        self.children = [self.diagram, self.status,
+                         w.HBox([self.refresh_button, self.cancel_button])]
+        self._redraw(task.snapshot)
+        task.on_status(self._redraw)
+
+    def refresh(self) -> None:
+        """What Refresh does: ``tasks/get``."""
+        self._submit(self.task.refresh())
+
+    def cancel(self) -> None:
+        """What Cancel does: ``tasks/cancel``, then ``tasks/get`` to see the server's decision."""
+        if not self.task.done:
+            self._submit(self._cancel_and_look())
+
+    async def _cancel_and_look(self) -> None:
+        await self.task.cancel()
+        if not self.task.done:  # a poll or a notification may have said it meanwhile
+            await self.task.refresh()
+
+    def _redraw(self, snapshot: TaskSnapshot) -> None:
+        self._svg = render.task_diagram_svg(snapshot.status, self.task.tracker.path)
+        self.diagram.value = self._svg
+        message = f": {snapshot.status_message}" if snapshot.status_message else ""
+        self.status.value = f"{self.task.method} task {self.task.task_id}{message}"
+        if snapshot.status.terminal:
+            for button in (self.refresh_button, self.cancel_button):
+                button.disabled = True
+            self.cancel_button.button_style = ""  # grey: nothing left to cancel
+
+    def describe(self) -> str:
+        path = " → ".join(status.value for status in self.task.tracker.path)
+        return f"Task {self.task.task_id}: {self.task.status.value} (path: {path})"
+
+    def static_html(self) -> str:
+        return render.svg_image_html(self._svg, self.describe())
+
+
 class ToolResultView(_Described, w.HTML):
     """A tool result: text, images, embedded resources, and isError made obvious."""
 
@@ -598,5 +681,5 @@ class ToolResultView(_Described, w.HTML):
 
 __all__ = [
     "CapabilitiesView", "FindingsView", "Handshake", "RequestProgress", "SessionView",
-    "StateDiagram", "ToolResultView", "TranscriptView",
+    "StateDiagram", "TaskView", "ToolResultView", "TranscriptView",
 ]

@@ -29,6 +29,7 @@ GROUPS = (
     "sessions",
     "lifecycle",
     "operations",
+    "tasks",
     "wire",
     "recordings",
     "auth",
