@@ -14,8 +14,9 @@ import pytest
 from support import lab_session
 
 from mcp_nb.client import Task, TaskCancelled
-from mcp_nb.notebook import render
-from mcp_nb.notebook.widgets import TaskView, TranscriptView
+from mcp_nb.notebook import diagrams
+from mcp_nb.notebook.request_views import TaskView
+from mcp_nb.notebook.widgets import TranscriptView
 from mcp_nb.protocol.tasks import TASK_TRANSITIONS, TaskStatus
 
 CONFORMANCE = ("--fixtures", "conformance")
@@ -32,7 +33,7 @@ def saved_svg(view: TaskView) -> str:
 
 
 def test_the_task_diagram_draws_every_move_of_the_task_table() -> None:
-    svg = render.task_diagram_svg(TaskStatus.CANCELLED,
+    svg = diagrams.task_diagram_svg(TaskStatus.CANCELLED,
                                   [TaskStatus.WORKING, TaskStatus.CANCELLED])
     assert svg.count("<line ") == len(TASK_TRANSITIONS)
     for move in TASK_TRANSITIONS:

@@ -10,7 +10,7 @@ import pytest
 from support import lab_session, svg_images_opened
 
 from mcp_nb.client import ClientSession, lab_command
-from mcp_nb.notebook import render
+from mcp_nb.notebook import diagrams, render
 from mcp_nb.notebook.widgets import (
     CapabilitiesView,
     Handshake,
@@ -29,7 +29,7 @@ def unopened() -> ClientSession:
 
 
 def test_state_diagram_draws_every_handshake_transition_of_the_table() -> None:
-    svg = render.state_diagram_svg(State.UNINITIALIZED, [State.UNINITIALIZED])
+    svg = diagrams.state_diagram_svg(State.UNINITIALIZED, [State.UNINITIALIZED])
     handshake = [t for t in TRANSITIONS if t.era != "stateless"]
     assert svg.count("<line ") == len(handshake) == len(TRANSITIONS) - 1
     for transition in handshake:
@@ -43,7 +43,7 @@ def test_state_diagram_draws_every_handshake_transition_of_the_table() -> None:
 
 def test_state_diagram_marks_the_path_taken() -> None:
     path = [State.UNINITIALIZED, State.INITIALIZING, State.SHUTTING_DOWN, State.TERMINATED]
-    svg = render.state_diagram_svg(State.TERMINATED, path)
+    svg = diagrams.state_diagram_svg(State.TERMINATED, path)
     assert svg.count('stroke-width="3"') == 3  # three edges walked
     assert 'class="state current" data-state="Terminated"' in svg
 
@@ -211,6 +211,7 @@ def test_the_saved_sequence_image_does_not_change_with_timing() -> None:
                                 state="Initializing", id=1)]
 
     fast, slow = handshake(0.002), handshake(0.250)
-    assert render.sequence_svg(fast, times=False) == render.sequence_svg(slow, times=False)
-    assert render.sequence_svg(fast) != render.sequence_svg(slow)
-    assert "0.251s" in render.sequence_svg(slow)
+    assert (diagrams.sequence_svg(fast, times=False)
+            == diagrams.sequence_svg(slow, times=False))
+    assert diagrams.sequence_svg(fast) != diagrams.sequence_svg(slow)
+    assert "0.251s" in diagrams.sequence_svg(slow)

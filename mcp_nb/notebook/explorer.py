@@ -27,7 +27,8 @@ from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
 from .forms import SchemaForm, ToolForm
-from .widgets import RequestProgress, _Described
+from .request_views import RequestProgress
+from .widgets import _Described
 
 if TYPE_CHECKING:
     from .hosted import HostedSession

@@ -26,7 +26,8 @@ from ..protocol.lifecycle import State
 from ..protocol.models import Tool
 from ..transports.base import Transport
 from .loop import BackgroundLoop
-from .widgets import RequestProgress, SessionView
+from .request_views import RequestProgress
+from .widgets import SessionView
 
 # ClientSession coroutine methods the facades expose.
 FACADE_METHODS = (

@@ -12,24 +12,19 @@ compares) and a static ``text/html`` repr (what nbviewer and GitHub show).
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio
 import ipywidgets as w
 
-from ..client.errors import RequestCancelled, RequestTimeout
 from ..client.session import ClientSession
-from ..client.tasks import Task
 from ..client.transcript import Transcript, TranscriptEntry
 from ..protocol import stateless
 from ..protocol.lifecycle import TransitionRecord
 from ..protocol.models import CallToolResult
-from ..protocol.tasks import TaskSnapshot
 from ..protocol.versions import Era
-from . import render
+from . import diagrams, render
 
 T = TypeVar("T")
 
@@ -106,7 +101,7 @@ class StateDiagram(_Described, w.HTML):
             self.value = render.stateless_model_html(s.stateless_version, s.state, meta,
                                                      s.last_server_info, s.era_steps)
             return
-        self._svg = render.state_diagram_svg(s.state, s.lifecycle.path)
+        self._svg = diagrams.state_diagram_svg(s.state, s.lifecycle.path)
         self.value = self._svg + render.era_steps_html(s.era_steps)
 
     def describe(self) -> str:
@@ -191,7 +186,7 @@ class Handshake(_Described, w.VBox):
             for title, entry in zip(titles, (request, response, initialized), strict=True)
         ) + "</div>"
         present = [e for e in (request, response, initialized) if e is not None]
-        self._sequence.value = render.sequence_svg(present)
+        self._sequence.value = diagrams.sequence_svg(present)
         self._shown = present
         self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
@@ -206,7 +201,7 @@ class Handshake(_Described, w.VBox):
             render.message_card_html(title, entry, ("supportedVersions", "capabilities"))
             for title, entry in zip(titles, (request, response), strict=True)) + "</div>"
         present = [e for e in (request, response) if e is not None]
-        self._sequence.value = render.sequence_svg(present)
+        self._sequence.value = diagrams.sequence_svg(present)
         self._shown = present
         self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
 
@@ -229,7 +224,7 @@ class Handshake(_Described, w.VBox):
         return "Handshake: " + " → ".join(steps)
 
     def static_html(self) -> str:
-        return (render.svg_image_html(render.sequence_svg(self._shown, times=False),
+        return (render.svg_image_html(diagrams.sequence_svg(self._shown, times=False),
                                       self._sequence_alt) + self._cards.value)
 
 
@@ -451,216 +446,6 @@ class SessionView(_Described, w.Tab):
                 + self.capabilities.static_html() + self.findings.static_html())
 
 
-def duration(seconds: float) -> str:
-    """``3.2 ms`` or ``1.5 s``: always one decimal, which the notebooks' sanitizer masks."""
-    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
-
-
-class RequestProgress(_Described, w.HBox):
-    """One request: what it is, its progress against its timeout, Cancel; then its outcome.
-
-    The outcome is said in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``,
-    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text repr.
-    What :meth:`show` saves in the notebook beside the live view names the request
-    and claims no state ("Request tools/call add #3"), so a saved notebook never
-    keeps a stale "waiting" next to a finished result: the result or the error
-    that follows it says how it went.  A ``--background`` call, whose end comes
-    after its cell, also rewrites that saved output when it ends (``follow``).
-    """
-
-    def __init__(self, method: str, timeout: float | None) -> None:
-        super().__init__()
-        self.method = method
-        self.timeout = timeout
-        self.request_id: int | None = None
-        self.outcome = "waiting"
-        #: The last progress notification: (progress, total or None).
-        self.step: tuple[float, float | None] | None = None
-        #: Why the timeout is held (a person is answering the server), or None.
-        self.held: str | None = None
-        #: Called with the request id when Cancel is clicked (set by whoever runs the call).
-        self.on_cancel: Callable[[int], Any] | None = None
-        self._started = time.monotonic()
-        self._display: Any = None
-        self.title = w.Label(value=method)
-        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0)
-        self.status = w.Label()
-        self.cancel_button = w.Button(description="Cancel", button_style="warning")
-        self.cancel_button.on_click(lambda button: self.cancel())
-        self.children = [self.title, self.bar, self.status, self.cancel_button]
-        self._tick()
-
-    def show(self, *, follow: bool = False) -> None:
-        """Display it; with ``follow`` the saved output is rewritten when the request ends."""
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        label = self.describe() if self.outcome != "waiting" else self._name()
-        bundle["text/plain"] = label
-        bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
-        handle = display(bundle, raw=True, display_id=follow or None)
-        self._display = handle if follow else None
-
-    def sent(self, request_id: int) -> None:
-        """The request is on the wire with this id."""
-        self.request_id = request_id
-        self._tick()
-
-    def cancel(self) -> None:
-        """What the Cancel button does: cancel the request on the wire."""
-        if self.on_cancel is not None and self.request_id is not None and (
-                self.outcome == "waiting"):
-            self.on_cancel(self.request_id)
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self._started
-
-    def _step_text(self) -> str:
-        if self.step is None:
-            return ""
-        done, total = self.step
-        return f"step {done:g} of {total:g}" if total else f"step {done:g}"
-
-    def _tick(self) -> None:
-        parts = [self._step_text()]
-        if self.held:
-            parts.append(f"timeout held: {self.held}")
-        else:
-            limit = f" / {duration(self.timeout)}" if self.timeout else ""
-            parts.append(f"{duration(self.elapsed)}{limit}")
-        self.status.value = " · ".join(part for part in parts if part)
-
-    def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.step = (float(progress), float(total) if total else None)
-        if total:
-            self.bar.max = float(total)
-            self.bar.value = min(float(progress), float(total))
-        else:  # unknown total: show movement without pretending to know the end
-            self.bar.max = float(progress) + 1.0
-            self.bar.value = float(progress)
-        if message:
-            self.bar.tooltip = message
-        self._tick()
-
-    def hold(self, reason: str | None) -> None:
-        """Show that the timeout is held (``reason``), or running again (None)."""
-        self.held = reason
-        self._tick()
-
-    async def follow(self, request: Awaitable[T], live: set[RequestProgress]) -> T:
-        """Await ``request``, then say how it ended; in ``live`` while it runs.
-
-        ``live`` is the session's set of calls in flight (whose widgets are told
-        when their timeouts are held for a person).
-        """
-        live.add(self)
-        try:
-            result = await request
-        except RequestTimeout as exc:
-            self.timed_out(exc.timeout)
-            raise
-        except (RequestCancelled, anyio.get_cancelled_exc_class()):
-            self.cancelled()
-            raise
-        except BaseException as exc:
-            self.failed(exc)
-            raise
-        finally:
-            live.discard(self)
-        self.done()
-        return result
-
-    # -- how it ended --
-
-    def done(self) -> None:
-        self.bar.value = self.bar.max
-        self._finish(f"done in {duration(self.elapsed)}", "success")
-
-    def cancelled(self) -> None:
-        where = f"at {self._step_text()}" if self.step else f"after {duration(self.elapsed)}"
-        self._finish(f"cancelled {where}", "warning")
-
-    def timed_out(self, after: float) -> None:
-        self._finish(f"timed out after {duration(after)}", "danger")
-
-    def failed(self, error: BaseException) -> None:
-        self._finish(f"failed: {type(error).__name__}: {error}", "danger")
-
-    def _finish(self, outcome: str, style: str) -> None:
-        self.outcome = outcome
-        self.cancel_button.disabled = True
-        self.cancel_button.button_style = ""  # grey: nothing left to cancel
-        self.bar.bar_style = style
-        self.status.value = outcome
-        if self._display is not None:
-            self._display.update(self)  # the saved output follows (see show)
-
-    def _name(self) -> str:
-        ident = f" #{self.request_id}" if self.request_id is not None else ""
-        return f"Request {self.method}{ident}"
-
-    def describe(self) -> str:
-        return f"{self._name()}: {self.outcome}"
-
-
-class TaskView(_Described, w.VBox):
-    """One task (SEP-2663): its status diagram drawn from the task's table, Refresh and Cancel.
-
-    The diagram moves with every snapshot the client takes (``tasks/get`` polls,
-    status notifications).  Cancel sends ``tasks/cancel`` and then ``tasks/get``,
-    so the view shows what the server decided.  ``submit`` schedules a coroutine
-    on the session's loop (a notebook's is ``HostedSession.loop.submit``).
-    """
-
-    def __init__(self, task: Task,
-                 submit: Callable[[Coroutine[Any, Any, Any]], Any]) -> None:
-        super().__init__()
-        self.task = task
-        self._submit = submit
-        self.diagram = w.HTML()
-        self.status = w.Label()
-        self.refresh_button = w.Button(description="Refresh")
-        self.cancel_button = w.Button(description="Cancel", button_style="warning")
-        self.refresh_button.on_click(lambda button: self.refresh())
-        self.cancel_button.on_click(lambda button: self.cancel())
-        self.children = [self.diagram, self.status,
-                         w.HBox([self.refresh_button, self.cancel_button])]
-        self._redraw(task.snapshot)
-        task.on_status(self._redraw)
-
-    def refresh(self) -> None:
-        """What Refresh does: ``tasks/get``."""
-        self._submit(self.task.refresh())
-
-    def cancel(self) -> None:
-        """What Cancel does: ``tasks/cancel``, then ``tasks/get`` to see the server's decision."""
-        if not self.task.done:
-            self._submit(self._cancel_and_look())
-
-    async def _cancel_and_look(self) -> None:
-        await self.task.cancel()
-        if not self.task.done:  # a poll or a notification may have said it meanwhile
-            await self.task.refresh()
-
-    def _redraw(self, snapshot: TaskSnapshot) -> None:
-        self._svg = render.task_diagram_svg(snapshot.status, self.task.tracker.path)
-        self.diagram.value = self._svg
-        message = f": {snapshot.status_message}" if snapshot.status_message else ""
-        self.status.value = f"{self.task.method} task {self.task.task_id}{message}"
-        if snapshot.status.terminal:
-            for button in (self.refresh_button, self.cancel_button):
-                button.disabled = True
-            self.cancel_button.button_style = ""  # grey: nothing left to cancel
-
-    def describe(self) -> str:
-        path = " → ".join(status.value for status in self.task.tracker.path)
-        return f"Task {self.task.task_id}: {self.task.status.value} (path: {path})"
-
-    def static_html(self) -> str:
-        return render.svg_image_html(self._svg, self.describe())
-
-
 class ToolResultView(_Described, w.HTML):
     """A tool result: text, images, embedded resources, and isError made obvious."""
 
@@ -680,6 +465,6 @@ class ToolResultView(_Described, w.HTML):
 
 
 __all__ = [
-    "CapabilitiesView", "FindingsView", "Handshake", "RequestProgress", "SessionView",
-    "StateDiagram", "TaskView", "ToolResultView", "TranscriptView",
+    "CapabilitiesView", "FindingsView", "Handshake", "SessionView",
+    "StateDiagram", "ToolResultView", "TranscriptView",
 ]

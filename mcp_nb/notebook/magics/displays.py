@@ -7,7 +7,8 @@ from typing import Any
 from ...client.session import RawExchange
 from ...protocol.models import CallToolResult
 from .. import render
-from ..widgets import RequestProgress, ToolResultView
+from ..request_views import RequestProgress
+from ..widgets import ToolResultView
 
 
 class Listing(list):  # type: ignore[type-arg]

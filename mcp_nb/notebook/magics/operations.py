@@ -11,7 +11,7 @@ from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
 from ..arguments_check import problems
 from ..forms import ToolForm
-from ..widgets import RequestProgress
+from ..request_views import RequestProgress
 from .arguments import key_values, request_options, request_settings
 from .displays import BackgroundCall, Listing, PromptMessages, ResourceContents
 from .table import CommandGroup, McpCellError, Parser

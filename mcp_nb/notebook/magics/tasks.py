@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..widgets import TaskView
+from ..request_views import TaskView
 from .table import CommandGroup, McpCellError, Parser
 
 if TYPE_CHECKING:
