@@ -33,19 +33,19 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES, response_id_from_edges
+from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
 from .base import Emit, TransportClosed, TransportEvent
 from .http_messages import (
     Outgoing,
-    abbreviate,
     content_type,
     excerpt,
     json_rpc_message,
     path_of,
+    shown_headers,
 )
-from .sse_events import OversizedEvent, SseEvent, SseParser
+from .http_reading import ResponseReader
 
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
@@ -53,9 +53,6 @@ EVENT_STREAM = "text/event-stream"
 #: ``read=None``: an SSE stream may stay quiet for minutes, and how long to wait
 #: for an answer is the session's decision (request timeouts), not the socket's.
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=None)
-
-REDACTED = "<redacted>"
-
 
 class HttpStatusError(TransportClosed):
     """The server refused the connection itself at the HTTP level (the legacy SSE stream's GET).
@@ -108,6 +105,7 @@ class HttpTransportBase:
         self.close_grace = close_grace
         self.max_message_bytes = max_message_bytes
         self.auth = auth
+        self._reader = ResponseReader(max_message_bytes, self._event)  # start() makes its own
         self._client = client
         self._owns_client = client is None
         self._custom_header_names = {name.lower() for name in self.headers}
@@ -135,6 +133,7 @@ class HttpTransportBase:
 
     async def start(self, task_group: TaskGroup, emit: Emit) -> None:
         self._emit = emit
+        self._reader = ResponseReader(self.max_message_bytes, self._event)
         self._closed = anyio.Event()
         self._tasks_done = anyio.Event()
         self._sender_done = anyio.Event()
@@ -311,15 +310,6 @@ class HttpTransportBase:
             settled.set()
             self._unsettled.discard(settled)
 
-    def _tracer(self, on_the_wire: anyio.Event) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
-        """An httpcore ``trace`` hook that reports when the request body has been sent."""
-
-        async def trace(name: str, info: dict[str, Any]) -> None:
-            if name.endswith("send_request_body.complete"):
-                on_the_wire.set()
-
-        return trace
-
     def _headers(self) -> dict[str, str]:
         """Headers every request carries: the caller's, then the session's."""
         headers = dict(self.headers)
@@ -329,34 +319,20 @@ class HttpTransportBase:
             headers["MCP-Protocol-Version"] = self._protocol_version
         return headers
 
-    def _shown_headers(self, headers: Mapping[str, str]) -> list[str]:
-        """The headers worth a transcript line, with every caller-supplied value redacted."""
-        shown = []
-        for name, value in headers.items():
-            lower = name.lower()
-            if lower in self._custom_header_names:
-                shown.append(f"{name}: {REDACTED}")
-            elif lower == "mcp-session-id":
-                shown.append(f"{name}: {abbreviate(value)}")
-            elif lower in ("mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name") \
-                    or lower.startswith("mcp-param-"):  # mirrors the body, shown there anyway
-                shown.append(f"{name}: {value}")
-        return shown
-
     @contextlib.asynccontextmanager
     async def _exchange(self, method: str, url: str, headers: dict[str, str], *,
                         label: str = "", content: bytes | None = None,
                         on_the_wire: anyio.Event | None = None) -> AsyncIterator[httpx.Response]:
         """One HTTP request with a streamed response, reported as an ``http`` event."""
         assert self._client is not None
-        extensions = {"trace": self._tracer(on_the_wire)} if on_the_wire else None
+        extensions = {"trace": _body_sent_tracer(on_the_wire)} if on_the_wire else None
         async with self._client.stream(method, url, headers=headers, content=content,
                                        extensions=extensions,
                                        auth=self.auth or httpx.USE_CLIENT_DEFAULT) as response:
             parts = [method, path_of(url)]
             if label:
                 parts.append(label)
-            shown = self._shown_headers(headers)
+            shown = shown_headers(headers, self._custom_header_names)
             if shown:
                 parts.append("[" + ", ".join(shown) + "]")
             outcome = f"{response.status_code} {response.reason_phrase}"
@@ -408,56 +384,6 @@ class HttpTransportBase:
         self._event("request failed", detail, request_id=request_id, cause="http-error",
                     status=status, limit=None, option=None, size=None)
 
-    def _too_large(self, request_id: str | int | None, size: int, *, complete: bool,
-                   what: str) -> None:
-        """A message over ``max_message_bytes`` was not read: fail its request if known."""
-        limit = self.max_message_bytes
-        text = (f"{'' if complete else 'at least '}{size:,} bytes, over the {limit:,}-byte "
-                "limit on one message")
-        if request_id is None:
-            self._event("oversized line", f"discarded {what} of {text} (max_message_bytes)",
-                        size=size, limit=limit)
-            return
-        self._event("request failed", f"discarded its response ({what}) of {text}",
-                    request_id=request_id, cause="too-large", status=None, limit=limit,
-                    option="max_message_bytes", size=size)
-
-    async def _read_body(self, response: httpx.Response, outgoing: Outgoing | None) -> bytes | None:
-        """The response body, read no further than the limit; None once it is over it.
-
-        A body over the limit fails the request it answered (``outgoing``, when
-        the body is that request's response) without being read to its end.
-        """
-        limit = self.max_message_bytes
-        declared = response.headers.get("content-length", "")
-        size, complete = (int(declared), True) if declared.isdigit() else (0, False)
-        if size <= limit:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > limit:
-                    break
-            else:
-                return b"".join(chunks)
-            complete = False
-        await response.aclose()
-        answers = outgoing.id if outgoing is not None and outgoing.kind == "request" else None
-        self._too_large(answers, size, complete=complete, what="an HTTP response body")
-        return None
-
-    async def _sse_events(self, response: httpx.Response) -> AsyncIterator[SseEvent]:
-        """The events of an SSE response, none over the limit (an oversized one is reported)."""
-        parser = SseParser(self.max_message_bytes)
-        async for chunk in response.aiter_bytes():
-            for event in parser.feed(chunk):
-                if isinstance(event, OversizedEvent):
-                    self._too_large(response_id_from_edges(event.head, event.tail), event.size,
-                                    complete=True, what="an SSE event")
-                else:
-                    yield event
-
     def _stream_opened(self, label: str, detail: str, kind: str = "stream opened") -> None:
         self._open_streams.add(label)
         self._event(kind, f"{label}: {detail}")
@@ -476,7 +402,7 @@ class HttpTransportBase:
         ``request refused`` event for the session to fail that one request with:
         the era probe must see it as an answer, not as a broken connection.
         """
-        body = await self._read_body(response, outgoing) or b""
+        body = await self._reader.body(response, outgoing) or b""
         status = f"{response.status_code} {response.reason_phrase}"
         self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
                     status=response.status_code)
@@ -497,7 +423,7 @@ class HttpTransportBase:
         shows what the server said.  A request whose refusal did not answer it
         fails at once, with the status; the session goes on.
         """
-        body = await self._read_body(response, None) or b""
+        body = await self._reader.body(response, None) or b""
         status = f"{response.status_code} {response.reason_phrase}"
         self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
                     status=response.status_code)
@@ -516,3 +442,13 @@ class HttpTransportBase:
         self._request_failed(outgoing.id, f"the server answered {outgoing.label} with HTTP "
                              f"{status}: {excerpt(body) or '(empty body)'}.{hint}",
                              status=response.status_code)
+
+
+def _body_sent_tracer(on_the_wire: anyio.Event) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """An httpcore ``trace`` hook that reports when the request body has been sent."""
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            on_the_wire.set()
+
+    return trace

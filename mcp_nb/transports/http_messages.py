@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +25,25 @@ _BODY_EXCERPT = 300
 def abbreviate(value: str, keep: int = 8) -> str:
     """Shorten a session id for display; the whole value is noise in a transcript line."""
     return value if len(value) <= keep + 1 else value[:keep] + "…"
+
+
+#: How a caller-supplied header's value is shown: transcripts are shared, credentials not.
+REDACTED = "<redacted>"
+
+
+def shown_headers(headers: Mapping[str, str], custom_names: Collection[str]) -> list[str]:
+    """The headers worth a transcript line; those in ``custom_names`` (lower case) redacted."""
+    shown = []
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in custom_names:
+            shown.append(f"{name}: {REDACTED}")
+        elif lower == "mcp-session-id":
+            shown.append(f"{name}: {abbreviate(value)}")
+        elif lower in ("mcp-protocol-version", "last-event-id", "mcp-method", "mcp-name") \
+                or lower.startswith("mcp-param-"):  # mirrors the body, shown there anyway
+            shown.append(f"{name}: {value}")
+    return shown
 
 
 def path_of(url: str | httpx.URL) -> str:

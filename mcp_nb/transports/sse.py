@@ -90,12 +90,12 @@ class SseTransport(HttpTransportBase):
     async def _events(self, response: httpx.Response) -> AsyncGenerator[SseEvent, None]:
         """The stream's events, once the response is known to be an SSE stream."""
         if not response.is_success or content_type(response) != EVENT_STREAM:
-            body = excerpt(await self._read_body(response, None) or b"")
+            body = excerpt(await self._reader.body(response, None) or b"")
             raise HttpStatusError(
                 f"GET {self.url} answered {response.status_code} {response.reason_phrase} "
                 f"({content_type(response) or 'no content type'}), not an SSE stream: "
                 f"{body or '(empty body)'}", status_code=response.status_code)
-        async with contextlib.aclosing(self._sse_events(response)) as events:
+        async with contextlib.aclosing(self._reader.events(response)) as events:
             async for event in events:
                 yield event
 

@@ -208,7 +208,7 @@ class StreamableHttpTransport(HttpTransportBase):
             stream = _SseStream(f"SSE stream of {outgoing.label}", outgoing, self.default_retry)
             await self._follow(stream, response)
         elif media == JSON:
-            body = await self._read_body(response, outgoing)
+            body = await self._reader.body(response, outgoing)
             if body is not None:
                 self._deliver(body)
         else:
@@ -260,7 +260,7 @@ class StreamableHttpTransport(HttpTransportBase):
                     await self._refuse_stateless(outgoing, response)
                     return None
                 if media == JSON:
-                    body = await self._read_body(response, outgoing)
+                    body = await self._reader.body(response, outgoing)
                     if body is not None:
                         self._deliver(attempt.answer_as(outgoing, body))
                     return None
@@ -349,7 +349,7 @@ class StreamableHttpTransport(HttpTransportBase):
         stream.broke = None
         delivered = 0
         try:
-            async with contextlib.aclosing(self._sse_events(response)) as events:
+            async with contextlib.aclosing(self._reader.events(response)) as events:
                 async for event in events:
                     if event.retry is not None:
                         stream.retry = event.retry / 1000
