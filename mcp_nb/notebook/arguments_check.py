@@ -4,10 +4,13 @@ Uses :mod:`jsonschema` (the validator the official Python SDK uses), so a
 mistake is named on the client's side, field by field, instead of coming back
 as whatever the server makes of it::
 
-    >>> problems({"type": "object", "required": ["a", "b"],
-    ...           "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
-    ...          {"a": "three"})
-    ["a: 'three' is not of type 'number'", "b: required, missing"]
+    >>> for problem in problems({"type": "object", "required": ["a", "b"],
+    ...                          "properties": {"a": {"type": "number"},
+    ...                                         "b": {"type": "number"}}},
+    ...                         {"a": "three"}):
+    ...     print(problem)
+    a: 'three' is not of type 'number'
+    b: required, missing
 
 A schema that is itself broken is the server's problem, not the caller's: it
 is reported once and the arguments are not judged against it.
