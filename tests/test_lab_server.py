@@ -872,5 +872,9 @@ def test_help_documents_every_knob() -> None:
         "--never-answer",
         "--hostile-strings",
         "--stderr-chatter",
+        # The authorization server's flags are parsed apart but listed too.
+        "--auth",
+        "--auth-approval",
+        "--auth-fault",
     ):
         assert flag in help_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from mcp_nb.lab.authserver.cli import split_auth_arguments, start_authorization
+from mcp_nb.lab.authserver.cli import auth_parser, split_auth_arguments, start_authorization
 from mcp_nb.lab.knobs import parse_command_line
 from mcp_nb.lab.stdio import serve_stdio
 
@@ -13,7 +13,8 @@ from mcp_nb.lab.stdio import serve_stdio
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the flags and serve until the session (stdio) or the server (HTTP) ends."""
     auth, rest = split_auth_arguments(sys.argv[1:] if argv is None else argv)
-    knobs, http = parse_command_line(rest)
+    # The authorization flags are taken off first; they are named again only for --help.
+    knobs, http = parse_command_line(rest, parents=[auth_parser()])
     if http is None:
         if auth.auth:
             sys.exit("python -m mcp_nb.lab: --auth needs --http (authorization is HTTP only)")

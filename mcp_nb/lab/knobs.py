@@ -280,10 +280,15 @@ def _flags() -> list[tuple[str, Flag]]:
     return [(f.name, f.metadata["flag"]) for f in fields(Knobs)]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; its ``--help`` is the catalogue of lessons."""
+def build_parser(parents: Sequence[argparse.ArgumentParser] = ()) -> argparse.ArgumentParser:
+    """The argument parser; its ``--help`` is the catalogue of lessons.
+
+    ``parents`` adds flags parsed elsewhere (the authorization server's) to the help, so
+    ``--help`` lists every flag the command takes.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m mcp_nb.lab",
+        parents=list(parents),
         description=(
             "mcp_nb lab server: a small MCP server over stdio (newline-delimited JSON-RPC) or, "
             "with --http, over Streamable HTTP. It behaves well by default; each fault knob "
@@ -326,13 +331,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_command_line(argv: Sequence[str] | None = None) -> tuple[Knobs, HttpOptions | None]:
+def parse_command_line(argv: Sequence[str] | None = None, *,
+                       parents: Sequence[argparse.ArgumentParser] = (),
+                       ) -> tuple[Knobs, HttpOptions | None]:
     """Parse ``argv`` (default: ``sys.argv[1:]``): the knobs, and HTTP options unless stdio.
 
     Knobs that belong to the other transport, or to an era the server does not
     serve, are refused, so a flag never silently does nothing.
     """
-    parser = build_parser()
+    parser = build_parser(parents)
     ns = parser.parse_args(argv)
     values = {}
     for name, flag in _flags():

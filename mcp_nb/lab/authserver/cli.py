@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def auth_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(prog="python -m mcp_nb.lab", add_help=False)
     group = parser.add_argument_group("authorization (with --http)")
     group.add_argument("--auth", action="store_true",
                        help="Make /mcp a protected resource (OAuth 2.1) with the lab "
