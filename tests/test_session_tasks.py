@@ -147,3 +147,25 @@ def test_a_create_result_must_not_carry_the_result() -> None:
     with pytest.raises(ValueError, match="must not carry result"):
         parse_task({"taskId": "t", "status": "working", "createdAt": "x",
                     "lastUpdatedAt": "x", "result": {}}, created=True)
+
+
+def test_the_suggested_poll_interval_and_ttl_are_read_in_milliseconds() -> None:
+    # SEP-2663 v2 names both durations with the Ms suffix (integer milliseconds); a client
+    # keying off other names would silently ignore the server's pacing.
+    snapshot = parse_task({"taskId": "t", "status": "working", "createdAt": "x",
+                           "lastUpdatedAt": "x", "ttlMs": 60_000, "pollIntervalMs": 250})
+    assert (snapshot.ttl_ms, snapshot.poll_interval_ms) == (60_000, 250)
+    unnamed = parse_task({"taskId": "t", "status": "working", "createdAt": "x",
+                          "lastUpdatedAt": "x", "ttl": 5, "pollInterval": 5})
+    assert (unnamed.ttl_ms, unnamed.poll_interval_ms) == (None, None)
+
+
+async def test_waiting_on_a_task_polls_at_the_servers_suggested_interval() -> None:
+    # The peer suggests 10 ms over the wire (the default is 1 s); wait() sleeps what the
+    # task's latest snapshot suggests, so the snapshot is what is checked (no timing).
+    async with session() as s:
+        await s.connect()
+        with anyio.fail_after(20):
+            started = await s.start_tool("slow")
+            assert started.snapshot.poll_interval_ms == 10
+            assert started.snapshot.ttl_ms == 60_000

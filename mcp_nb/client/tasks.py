@@ -140,7 +140,7 @@ class Task:
 
         Input requests are answered with the session's handlers (as the
         stateless era's input rounds are) unless ``answer_inputs`` is False.
-        Polls as often as the server suggests (``pollIntervalMilliseconds``)
+        Polls as often as the server suggests (``pollIntervalMs``)
         unless ``poll_interval`` (seconds) is given.  Raises
         :class:`TaskFailed` or :class:`TaskCancelled` for those ends.
         """

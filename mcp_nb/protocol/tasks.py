@@ -20,10 +20,10 @@ Example::
     >>> tracker = TaskTracker()
     >>> tracker.observe(parse_task({"taskId": "t1", "status": "working",
     ...     "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
-    ...     "ttlSeconds": None}))
+    ...     "ttlMs": None}))
     >>> tracker.observe(parse_task({"taskId": "t1", "status": "completed",
     ...     "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:05Z",
-    ...     "ttlSeconds": None, "result": {"content": []}}))
+    ...     "ttlMs": None, "result": {"content": []}}))
     >>> [status.value for status in tracker.path], tracker.done
     (['working', 'completed'], True)
 """
@@ -103,8 +103,10 @@ class TaskSnapshot:
     status: TaskStatus
     created_at: str
     last_updated_at: str
-    ttl_seconds: int | None = None
+    #: How long the server keeps the task after it ends (``ttlMs``, integer milliseconds).
+    ttl_ms: int | None = None
     status_message: str | None = None
+    #: How often the server suggests polling (``pollIntervalMs``, integer milliseconds).
     poll_interval_ms: int | None = None
     #: Opaque; echoed on the next tasks/* request, absent if the message had none.
     request_state: str | None = None
@@ -153,12 +155,12 @@ def parse_task(data: Mapping[str, Any], *, created: bool = False) -> TaskSnapsho
         raise ValueError(f"task {task_id}: a failed task inlines its JSON-RPC error object")
     if status is TaskStatus.INPUT_REQUIRED and not created and not isinstance(requests, Mapping):
         raise ValueError(f"task {task_id}: an input_required task lists its inputRequests")
-    ttl = data.get("ttlSeconds")
-    poll = data.get("pollIntervalMilliseconds")
+    ttl = data.get("ttlMs")
+    poll = data.get("pollIntervalMs")
     message, state = data.get("statusMessage"), data.get("requestState")
     return TaskSnapshot(
         task_id, status, data["createdAt"], data["lastUpdatedAt"],
-        ttl_seconds=ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None,
+        ttl_ms=ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None,
         status_message=message if isinstance(message, str) else None,
         poll_interval_ms=poll if isinstance(poll, int) and not isinstance(poll, bool) else None,
         request_state=state if isinstance(state, str) else None,

@@ -26,7 +26,7 @@ def out(message: dict) -> None:
 def snapshot(task: dict, **extra: object) -> dict:
     task["serial"] += 1
     return {"taskId": task["id"], "status": task["status"], "createdAt": STAMP,
-            "lastUpdatedAt": STAMP, "ttlSeconds": 60, "pollIntervalMilliseconds": 10,
+            "lastUpdatedAt": STAMP, "ttlMs": 60_000, "pollIntervalMs": 10,
             "requestState": f"{task['id']}-state-{task['serial']}", **extra}
 
 
