@@ -155,7 +155,7 @@ class HostedSession:
         return target
 
     def __repr__(self) -> str:
-        return self.view.describe()
+        return repr(self.view)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.view._repr_mimebundle_(**kwargs)

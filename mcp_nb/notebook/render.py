@@ -3,6 +3,8 @@
 Everything a server says (names, descriptions, instructions, tool output,
 stderr) passes through :func:`esc` before it becomes markup — these functions are
 the only place markup is built, so this is the one place escaping must hold.
+Plain-text reprs pass through :func:`plain` (control, bidi and surrogate
+characters shown as ``\\uXXXX``), which :func:`esc` applies first.
 The widgets show these strings live; static HTML reprs reuse them so nbviewer
 and GitHub show the same picture.
 """
@@ -18,22 +20,17 @@ from typing import Any
 from ..client.transcript import ARROWS, TranscriptEntry
 from ..protocol.lifecycle import State
 from ..protocol.negotiation import Capabilities, VersionOutcome
+from ..protocol.plaintext import plain_text as plain  # the text/plain views' sink
 
 
 def esc(value: Any) -> str:
     """Escape any value for HTML/SVG text and attributes (quotes included).
 
-    Control characters other than newline and tab are shown as ``\\uXXXX`` so a
-    right-to-left override or a NUL can't reorder or truncate what is shown.
+    Control, bidi and surrogate characters are first shown as ``\\uXXXX`` by
+    :func:`plain` (the plain-text views' own sink), so a right-to-left override or
+    a NUL can't reorder or truncate what is shown.
     """
-    text = value if isinstance(value, str) else str(value)
-    text = "".join(
-        ch if ch in "\n\t" or (ord(ch) >= 32 and not 0x202A <= ord(ch) <= 0x202E
-                                and not 0x2066 <= ord(ch) <= 0x2069 and ord(ch) != 0x7F)
-        else f"\\u{ord(ch):04x}"
-        for ch in text
-    )
-    return html.escape(text, quote=True)
+    return html.escape(plain(value if isinstance(value, str) else str(value)), quote=True)
 
 
 STYLE = """<style>

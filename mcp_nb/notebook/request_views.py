@@ -63,7 +63,7 @@ class RequestProgress(_Described, w.HBox):
         from IPython.display import display
 
         bundle = self._repr_mimebundle_()
-        label = self.describe() if self.outcome != "waiting" else self._name()
+        label = render.plain(self.describe() if self.outcome != "waiting" else self._name())
         bundle["text/plain"] = label
         bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
         handle = display(bundle, raw=True, display_id=follow or None)

@@ -42,11 +42,11 @@ class _Described:
         return render.STYLE + f'<div class="mcpnb">{render.esc(self.describe())}</div>'
 
     def __repr__(self) -> str:
-        return self.describe()
+        return render.plain(self.describe())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = super()._repr_mimebundle_(**kwargs) or {}  # type: ignore[misc]
-        bundle["text/plain"] = self.describe()
+        bundle["text/plain"] = repr(self)
         bundle["text/html"] = self.static_html()
         return bundle
 

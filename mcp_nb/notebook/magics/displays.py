@@ -11,7 +11,26 @@ from ..request_views import RequestProgress
 from ..widgets import ToolResultView
 
 
-class Listing(list):  # type: ignore[type-arg]
+class PlainRepr:
+    """Mixin: the text/plain IPython shows is the repr through :func:`render.plain`.
+
+    A server's words in a repr (a tool's name, a prompt's text) reach a terminal
+    or a text front end as they are; this is where their control and bidi
+    characters become visible escapes, for every display below and subclass.
+    """
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(render.plain(repr(self)))
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # IPython's pretty printer walks the MRO and stops at the first class defining
+        # _repr_pretty_ or __repr__: a subclass with its own __repr__ (and Listing, a
+        # list) would be printed raw unless each class carries the method itself.
+        cls._repr_pretty_ = PlainRepr._repr_pretty_  # type: ignore[method-assign]
+
+
+class Listing(PlainRepr, list):  # type: ignore[type-arg]
     """A list of items (tools, resources …) that displays as a small table with a header."""
 
     def __init__(self, what: str, header: tuple[str, ...], rows: list[tuple[Any, ...]],
@@ -24,9 +43,6 @@ class Listing(list):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         names = ", ".join(str(row[0]) for row in self.rows)
         return f"{len(self.rows)} {self.what}: {names}"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
     def _repr_html_(self) -> str:
         return render.table_html(self.header, self.rows)
@@ -54,7 +70,7 @@ class BackgroundCall:
         self.progress.show(follow=True)
 
 
-class RawView:
+class RawView(PlainRepr):
     """What a ``%%mcp`` message did: entries, findings, and the state after it."""
 
     def __init__(self, exchange: RawExchange) -> None:
@@ -65,9 +81,6 @@ class RawView:
                            if e.direction != "event" or e.kind == "finding")
         return f"state after: {self.exchange.state.value}\n{labels}"
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
     def _repr_html_(self) -> str:
         return (f"<p>state after: <b>{render.esc(self.exchange.state.value)}</b></p>"
                 + render.transcript_rows_html(self.exchange.entries)
@@ -76,7 +89,7 @@ class RawView:
 
 
 def _plain_tool_result(result: CallToolResult, printer: Any, cycle: bool) -> None:
-    printer.text(ToolResultView(result).describe())
+    printer.text(repr(ToolResultView(result)))
 
 
 def _html_tool_result(result: CallToolResult) -> str:
@@ -90,20 +103,17 @@ def register_formatters(shell: Any) -> None:
     formatters["text/html"].for_type(CallToolResult, _html_tool_result)
 
 
-class ResourceContents(list):  # type: ignore[type-arg]
+class ResourceContents(PlainRepr, list):  # type: ignore[type-arg]
     """What ``%mcp read`` returns: the contents (a list of dicts), shown by MIME type."""
 
     def __repr__(self) -> str:
         return render.contents_summary(self)
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
-
     def _repr_html_(self) -> str:
         return render.resource_contents_html(self)
 
 
-class PromptMessages(dict):  # type: ignore[type-arg]
+class PromptMessages(PlainRepr, dict):  # type: ignore[type-arg]
     """What ``%mcp prompt`` returns: the ``prompts/get`` result, its messages shown by role."""
 
     def __repr__(self) -> str:
@@ -116,9 +126,6 @@ class PromptMessages(dict):  # type: ignore[type-arg]
             lines.append(f"  {message.get('role', '?')}: "
                          f"{text if len(text) <= 70 else text[:69] + '…'}")
         return "\n".join(lines)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
     def _repr_html_(self) -> str:
         return render.prompt_messages_html(self)
