@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -71,27 +72,53 @@ def test_step_up_asks_for_more_scope_and_keeps_the_old() -> None:
     _run(("--auth-fault", "step-up"), auth)
     token = auth.held()
     assert token is not None and {"mcp", "mcp:call"} <= set(token.scopes)
+    challenge = auth.steps[0]  # the step-up's own flow began with the 403
+    assert "error=insufficient_scope" in challenge.received and "mcp:call" in challenge.received
 
 
-def test_an_expired_token_is_refreshed_before_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    auth = OAuth(callback="auto-approved")
-    with lab_server("--auth", "--auth-fault", "expired-token") as lab:
-        async def twice() -> None:
-            await _use(lab.ready_text, auth)
+def _wait_until_the_lab_rejects(url: str, access_token: str) -> None:
+    """Until the lab itself answers 401 to the token (it expired there, not just here)."""
+    deadline = time.monotonic() + 120
+    while httpx.post(url, json={}, headers={"Authorization": f"Bearer {access_token}"}
+                     ).status_code != 401:
+        assert time.monotonic() < deadline, "the lab never let the token expire"
+        time.sleep(0.5)
+
+
+def test_expired_tokens_are_refreshed_and_a_refused_refresh_authorizes_again() -> None:
+    """Both labs' tokens expire for real (8 s); one refreshes, the other refuses to."""
+    refreshing, refused = OAuth(callback="auto-approved"), OAuth(callback="auto-approved")
+    with lab_server("--auth", "--auth-fault", "expired-token") as lab, \
+            lab_server("--auth", "--auth-fault", "expired-token",
+                       "--auth-fault", "refresh-refused") as strict:
+        firsts = []
+        for server, auth in ((lab, refreshing), (strict, refused)):
+            anyio.run(_use, server.ready_text, auth)
             first = auth.held()
             assert first is not None and first.refresh_token
-            # Make the held token look expired (the lab's are short-lived anyway).
-            monkeypatch.setattr(type(first), "expired", lambda self, *a, **k: self is first)
-            await _use(lab.ready_text, auth)
-            assert auth.held() is not first
-            assert "refresh" in [step.name for step in auth.steps]
-        anyio.run(twice)
+            firsts.append(first)
+        for server, first in zip((lab, strict), firsts, strict=True):
+            _wait_until_the_lab_rejects(server.ready_text, first.access_token)
+        for server, auth in ((lab, refreshing), (strict, refused)):
+            anyio.run(_use, server.ready_text, auth)
+    assert refreshing.held() is not firsts[0]
+    names = [step.name for step in refreshing.steps]
+    assert names[-1] == "refresh" and refreshing.steps[-1].outcome == "ok"
+    assert "authorize" not in names  # refreshed: nobody was asked again
+    assert refused.held() is not firsts[1]
+    refresh = [(step.outcome, step.detail, step.rule) for step in refused.steps
+               if step.name == "refresh"]
+    assert refresh[0][:2] == ("refused", "invalid_grant")
+    assert refresh[1][0] == "fallback" and "OAuth 2.1 §4.3" in refresh[1][2]
+    assert [step.name for step in refused.steps][-3:] == ["authorize", "callback", "token"]
 
 
 def test_migration_registers_again_and_shows_the_new_server_nothing_old() -> None:
     auth = OAuth(callback="auto-approved")
     _run(("--auth-fault", "migration"), auth, calls=2)
     assert str(auth.describe()["issuer"]).endswith("/as2")
+    assert "authorization server http://127.0.0.1:" in auth.steps[1].detail
+    assert auth.steps[1].detail.endswith("/as2")
     assert len(auth.state.registrations) == 2
     old, new = auth.state.registrations.values()
     assert old.client_id != new.client_id
@@ -143,6 +170,31 @@ def test_no_token_goes_to_another_origin() -> None:
 
     anyio.run(other_origin)
     assert "authorization" not in seen[0].headers
+
+
+@pytest.mark.parametrize(("fault", "metadata"), [
+    ("legacy-layout", "ok"),         # metadata at the MCP server's origin
+    ("legacy-defaults", "fallback"),  # not even that: /authorize, /token, /register
+])
+def test_the_2025_03_26_layout_is_found_on_the_servers_origin(fault: str, metadata: str) -> None:
+    auth = OAuth(callback="auto-approved")
+    with lab_server("--auth", "--auth-fault", fault) as lab:
+        origin = lab.ready_text.removesuffix("/mcp")
+        challenge = httpx.post(lab.ready_text, json={}).headers["www-authenticate"]
+        assert "resource_metadata" not in challenge
+        for well_known in ("/.well-known/oauth-protected-resource/mcp",
+                           "/.well-known/oauth-protected-resource"):
+            assert httpx.get(origin + well_known).status_code == 404
+        assert "add" in anyio.run(lambda: _use(lab.ready_text, auth))
+    outcomes = {step.name: step.outcome for step in auth.steps}
+    assert outcomes["resource metadata"] == "fallback"
+    assert outcomes["server metadata"] == metadata
+    assert all(outcomes[name] == "ok" for name in ("register", "authorize", "token"))
+    assert auth.describe()["issuer"] == origin
+    for name, path in (("register", "/register"), ("authorize", "/authorize"),
+                       ("token", "/token")):
+        step = next(step for step in auth.steps if step.name == name)
+        assert f"{origin}{path}" in step.sent
 
 
 def _browser(authorization_url: str) -> str:

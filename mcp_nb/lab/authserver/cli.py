@@ -18,7 +18,9 @@ def auth_parser() -> argparse.ArgumentParser:
     group = parser.add_argument_group("authorization (with --http)")
     group.add_argument("--auth", action="store_true",
                        help="Make /mcp a protected resource (OAuth 2.1) with the lab "
-                       "authorization server beside it; its URL is the second stdout line.")
+                       "authorization server beside it (its URL goes to stderr): dynamic "
+                       "registration, pre-registered clients, and Client ID Metadata "
+                       "Documents (a URL client id is fetched; http only on loopback).")
     group.add_argument("--auth-approval", choices=("auto", "page"), default="auto",
                        help="auto: approve every authorization request at once (tests); page: "
                        "show a page with an Approve button (people).")
@@ -47,6 +49,9 @@ def start_authorization(options: argparse.Namespace) -> list[Guard]:
     base = server.start_in_thread()
     clients = ", ".join(f"{cid} (secret {secret})" if secret else f"{cid} (public)"
                         for cid, secret in PRE_REGISTERED.items())
-    print(f"mcp_nb lab: authorization server at {base}; pre-registered clients: {clients}",
+    where = ("on the MCP server's origin (the 2025-03-26 layout)" if server.legacy
+             else f"at {base}")
+    print(f"mcp_nb lab: authorization server {where}; pre-registered clients: {clients}; "
+          "a URL client id is fetched as a Client ID Metadata Document",
           file=sys.stderr, flush=True)
     return [protected_resource_guard(server)]

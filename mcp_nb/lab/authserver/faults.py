@@ -22,6 +22,11 @@ AUTH_FAULTS: dict[str, str] = {
     "html-metadata": "the server metadata is an HTML page (refuse, name the rule)",
     "huge-metadata": "the server metadata is 1 MiB (refuse it unread)",
     "reject-tokens": "the resource rejects every token with 401 (a client must stop)",
+    "legacy-layout": "the 2025-03-26 layout: no protected resource metadata, the "
+                     "authorization server's metadata and endpoints on the MCP server's "
+                     "origin (fall back to them)",
+    "legacy-defaults": "the 2025-03-26 layout without even that metadata: only /authorize, "
+                       "/token and /register on the MCP server's origin (use those defaults)",
 }
 
 

@@ -2,9 +2,14 @@
 
 It runs on its own port beside the lab's MCP server, in a thread of its own, and
 also serves the MCP server's Protected Resource Metadata (the MCP server's
-``WWW-Authenticate`` header points there, which RFC 9728 allows). Tokens are
-opaque random strings it keeps in memory; :meth:`verify` is how the MCP server's
-guard checks one. Everything a client sends is escaped before it is put in a page.
+``WWW-Authenticate`` header points there, which RFC 9728 allows). With the
+2025-03-26 layout faults it serves on the MCP server's origin instead, through the
+MCP server's guard: :meth:`LabAuthorizationServer.answer` turns a request into an
+:class:`Answer` whichever listener took it. Tokens are opaque random strings it
+keeps in memory; :meth:`verify` is how the MCP server's guard checks one. Clients
+are pre-registered, registered (RFC 7591), or described by a Client ID Metadata
+Document (:mod:`.cimd`). Everything a client sends is escaped before it is put in
+a page.
 """
 
 from __future__ import annotations
@@ -16,14 +21,17 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit
 
 import anyio
 from anyio.abc import ByteStream, SocketAttribute
 
-from mcp_nb.lab.http.wire import Connection, HttpRequest
+from mcp_nb.lab.http.wire import Connection, Headers, HttpRequest
 from mcp_nb.lab.rpc import diag
+
+from . import cimd
+from .cimd import Client, ClientRefused
 
 #: Scopes the lab resource knows: "mcp" for everything, "mcp:call" for tools/call with step-up.
 SCOPES = ("mcp", "mcp:call", "offline_access")
@@ -32,14 +40,11 @@ PRE_REGISTERED = {"lab-public": None, "lab-confidential": "lab-secret"}
 TOKEN_LIFETIME = 3600
 SHORT_TOKEN_LIFETIME = 8
 SECOND_ISSUER_PATH = "/as2"
-
-
-@dataclass
-class Client:
-    client_id: str
-    secret: str | None
-    redirect_uris: list[str] = field(default_factory=list)
-    issuer: str = ""
+AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
+#: The faults that put the authorization server on the MCP server's origin (2025-03-26).
+LEGACY_FAULTS = frozenset({"legacy-layout", "legacy-defaults"})
+#: What the MCP server's origin serves for the authorization server in that layout.
+LEGACY_PATHS = frozenset({AS_METADATA_PATH, "/authorize", "/approve", "/token", "/register"})
 
 
 @dataclass
@@ -55,13 +60,35 @@ class Grant:
     challenge: str = ""
 
 
-def _json(document: object) -> bytes:
-    return json.dumps(document).encode()
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP response, before it is written to whichever connection asked."""
+
+    status: int
+    body: bytes = b""
+    headers: Headers = ()
+    content_type: str = "application/json"
+
+
+def _json(status: int, document: object) -> Answer:
+    return Answer(status, json.dumps(document).encode())
+
+
+def _refused(refusal: ClientRefused, *, at_token_endpoint: bool) -> Answer:
+    """RFC 6749 §5.2: ``invalid_client`` at the token endpoint is a 401, the rest 400."""
+    status = 401 if at_token_endpoint and refusal.error == "invalid_client" else 400
+    diag(f"authorization: {refusal.error}: {refusal.description}")
+    return _json(status, {"error": refusal.error, "error_description": refusal.description})
 
 
 def _s256(verifier: str) -> str:
     digest = hashlib.sha256(verifier.encode("ascii")).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 class LabAuthorizationServer:
@@ -77,6 +104,9 @@ class LabAuthorizationServer:
         self.base = ""
         self.resource = ""
         self.clients: dict[str, Client] = {}
+        #: Clients from documents, as last fetched for an authorization request.
+        self.documents: dict[str, Client] = {}
+        self.used_assertions: set[str] = set()
         self.codes: dict[str, Grant] = {}
         self.tokens: dict[str, Grant] = {}
         self.refresh_tokens: dict[str, Grant] = {}
@@ -86,8 +116,15 @@ class LabAuthorizationServer:
     # -- what the MCP server's guard asks ------------------------------------------------------
 
     @property
+    def legacy(self) -> bool:
+        """The 2025-03-26 layout: no resource metadata; this server on the MCP origin."""
+        return bool(LEGACY_FAULTS & self.faults)
+
+    @property
     def issuer(self) -> str:
         """The issuer the resource trusts now (the second one once migrated)."""
+        if self.legacy:
+            return origin_of(self.resource)
         return self.base + (SECOND_ISSUER_PATH if self.migrated else "")
 
     @property
@@ -135,48 +172,50 @@ class LabAuthorizationServer:
             connection = Connection(stream)
             try:
                 while (request := await connection.next_request()) is not None:
-                    await self._route(connection, request)
+                    answer = await self.answer(request, self.base)
+                    await connection.respond(answer.status, answer.body, headers=answer.headers,
+                                             content_type=answer.content_type)
                     if not connection.start_next_cycle():
                         return
             except Exception as exc:  # one bad exchange must not take the server down
                 diag(f"authorization server: {type(exc).__name__}: {exc}")
 
-    async def _route(self, connection: Connection, request: HttpRequest) -> None:
+    async def answer(self, request: HttpRequest, base: str) -> Answer:
+        """The answer to ``request``, which came to the origin ``base``."""
         path = request.path
         issuer_path = SECOND_ISSUER_PATH if path.startswith(SECOND_ISSUER_PATH + "/") or \
             path.endswith(SECOND_ISSUER_PATH) else ""
         local = path.removeprefix(issuer_path) if issuer_path and not path.startswith(
             "/.well-known") else path
-        issuer = self.base + issuer_path
-        if path.startswith("/.well-known/oauth-protected-resource"):
-            await self._protected_resource(connection)
-        elif path in ("/.well-known/oauth-authorization-server",
-                      "/.well-known/oauth-authorization-server" + SECOND_ISSUER_PATH):
-            await self._metadata(connection, issuer)
-        elif path == "/elsewhere/metadata":
-            await connection.respond(200, _json(self._metadata_document(issuer)))
-        elif local == "/authorize" and request.method == "GET":
-            await self._authorize(connection, request.query, issuer)
-        elif local == "/approve" and request.method == "POST":
-            await self._authorize(connection, _form(request.body), issuer, approved=True)
-        elif local == "/token" and request.method == "POST":
-            await self._token(connection, request, issuer)
-        elif local == "/register" and request.method == "POST":
-            await self._register(connection, request, issuer)
-        else:
-            await connection.respond(404, _json({"error": "not_found"}))
+        issuer = base + issuer_path
+        if path.startswith("/.well-known/oauth-protected-resource") and not self.legacy:
+            return self._protected_resource()
+        if path in (AS_METADATA_PATH, AS_METADATA_PATH + SECOND_ISSUER_PATH) and \
+                "legacy-defaults" not in self.faults:
+            return self._metadata(issuer)
+        if path == "/elsewhere/metadata":
+            return _json(200, self._metadata_document(issuer))
+        if local == "/authorize" and request.method == "GET":
+            return await self._authorize(request.query, issuer)
+        if local == "/approve" and request.method == "POST":
+            return await self._authorize(_form(request.body), issuer, approved=True)
+        if local == "/token" and request.method == "POST":
+            return await self._token(request, issuer)
+        if local == "/register" and request.method == "POST":
+            return self._register(request, issuer)
+        return _json(404, {"error": "not_found"})
 
     # -- metadata ----------------------------------------------------------------------------
 
-    async def _protected_resource(self, connection: Connection) -> None:
+    def _protected_resource(self) -> Answer:
         resource = ("http://127.0.0.1:1/somewhere-else" if "resource-mismatch" in self.faults
                     else self.resource)
-        await connection.respond(200, _json({
+        return _json(200, {
             "resource": resource, "authorization_servers": [self.issuer],
-            "scopes_supported": ["mcp", "mcp:call"], "bearer_methods_supported": ["header"]}))
+            "scopes_supported": ["mcp", "mcp:call"], "bearer_methods_supported": ["header"]})
 
     def _metadata_document(self, issuer: str) -> dict[str, object]:
-        document: dict[str, object] = {
+        return {
             "issuer": "https://issuer.invalid" if "wrong-issuer" in self.faults else issuer,
             "authorization_endpoint": f"{issuer}/authorize",
             "token_endpoint": f"{issuer}/token", "registration_endpoint": f"{issuer}/register",
@@ -184,116 +223,145 @@ class LabAuthorizationServer:
             "grant_types_supported": ["authorization_code", "refresh_token",
                                       "client_credentials"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic",
-                                                      "client_secret_post"],
+                                                      "client_secret_post", "private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": list(cimd.ASSERTION_ALGORITHMS),
             "scopes_supported": list(SCOPES),
             "code_challenge_methods_supported": [] if "no-s256" in self.faults else ["S256"],
             "authorization_response_iss_parameter_supported":
                 "unexpected-iss" not in self.faults,
+            "client_id_metadata_document_supported": True,
         }
-        return document
 
-    async def _metadata(self, connection: Connection, issuer: str) -> None:
+    def _metadata(self, issuer: str) -> Answer:
         if "html-metadata" in self.faults:
-            await connection.respond(200, b"<html><body>Please log in</body></html>",
-                                     content_type="text/html")
-        elif "huge-metadata" in self.faults:
-            await connection.respond(200, b'{"issuer": "' + b"x" * (1 << 20) + b'"}')
-        elif "cross-origin-redirect" in self.faults:
+            return Answer(200, b"<html><body>Please log in</body></html>",
+                          content_type="text/html")
+        if "huge-metadata" in self.faults:
+            return Answer(200, b'{"issuer": "' + b"x" * (1 << 20) + b'"}')
+        if "cross-origin-redirect" in self.faults:
             elsewhere = self.base.replace("127.0.0.1", "localhost") + "/elsewhere/metadata"
-            await connection.respond(302, headers=[("location", elsewhere)])
-        else:
-            await connection.respond(200, _json(self._metadata_document(issuer)))
+            return Answer(302, headers=[("location", elsewhere)])
+        return _json(200, self._metadata_document(issuer))
 
-    # -- registration ----------------------------------------------------------------------------
+    # -- who the client is -----------------------------------------------------------------------
 
-    def _client(self, client_id: str, issuer: str) -> Client | None:
+    async def _client(self, client_id: str, issuer: str, *, fetch: bool) -> Client:
+        """The client behind ``client_id``; a document is fetched when ``fetch`` or unseen."""
         if client_id in PRE_REGISTERED:
-            return Client(client_id, PRE_REGISTERED[client_id], issuer=issuer)
+            return Client(client_id, PRE_REGISTERED[client_id])
+        if cimd.is_document_client_id(client_id):
+            known = self.documents.get(client_id)
+            if fetch or known is None:
+                self.documents.pop(client_id, None)  # a failed fetch leaves nothing cached
+                known = self.documents[client_id] = await cimd.fetch_client(client_id)
+                diag(f"authorization: fetched the client metadata document {client_id}")
+            return known
         client = self.clients.get(client_id)
-        return client if client is not None and client.issuer == issuer else None
+        if client is None or client.issuer != issuer:
+            raise ClientRefused("invalid_client", f"unknown client id {client_id!r} at "
+                                f"{issuer} (register first: RFC 7591)")
+        return client
 
-    async def _register(self, connection: Connection, request: HttpRequest, issuer: str
-                        ) -> None:
+    def _register(self, request: HttpRequest, issuer: str) -> Answer:
         try:
             asked = json.loads(request.body)
             redirect_uris = [str(uri) for uri in asked.get("redirect_uris") or []]
         except (ValueError, AttributeError):
-            await connection.respond(400, _json({"error": "invalid_client_metadata"}))
-            return
+            return _json(400, {"error": "invalid_client_metadata"})
         method = asked.get("token_endpoint_auth_method") or "client_secret_basic"
+        if method == "private_key_jwt":
+            return _json(400, {"error": "invalid_client_metadata", "error_description":
+                               "the lab takes private_key_jwt keys from client metadata "
+                               "documents only"})
         client = Client("lab-" + secrets.token_hex(8),
                         None if method == "none" else secrets.token_urlsafe(16),
-                        redirect_uris, issuer)
+                        redirect_uris, issuer, method, str(asked.get("client_name") or ""))
         self.clients[client.client_id] = client
         answer = {"client_id": client.client_id, "redirect_uris": redirect_uris,
-                  "token_endpoint_auth_method": method,
-                  "client_name": str(asked.get("client_name") or "")}
+                  "token_endpoint_auth_method": method, "client_name": client.name}
         if client.secret:
             answer["client_secret"] = client.secret
-        await connection.respond(201, _json(answer))
+        return _json(201, answer)
 
     # -- authorization ---------------------------------------------------------------------------
 
-    async def _authorize(self, connection: Connection, query: dict[str, str], issuer: str, *,
-                         approved: bool = False) -> None:
-        client = self._client(query.get("client_id", ""), issuer)
+    async def _authorize(self, query: dict[str, str], issuer: str, *,
+                         approved: bool = False) -> Answer:
         redirect_uri = query.get("redirect_uri", "")
-        if client is None or (client.redirect_uris and redirect_uri not in client.redirect_uris):
-            await connection.respond(400, b"<p>Unknown client or redirect URI.</p>",
-                                     content_type="text/html")
-            return
+        try:
+            # The approval page's POST reuses the document fetched for its GET.
+            client = await self._client(query.get("client_id", ""), issuer, fetch=not approved)
+            cimd.check_redirect_uri(client, redirect_uri)
+        except ClientRefused as refusal:
+            # RFC 6749 §4.1.2.1: a bad client or redirect URI is never redirected to.
+            return _refused(refusal, at_token_endpoint=False)
         if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
-            await self._redirect(connection, redirect_uri, {
+            return self._redirect(redirect_uri, {
                 "error": "invalid_request", "error_description": "PKCE S256 is required",
                 "state": query.get("state", "")}, issuer)
-            return
         if self.approval == "page" and not approved:
-            await connection.respond(200, _approval_page(query, issuer).encode(),
-                                     content_type="text/html; charset=utf-8")
-            return
+            return Answer(200, _approval_page(query, issuer, client).encode(),
+                          content_type="text/html; charset=utf-8")
         scopes = tuple(s for s in query.get("scope", "mcp").split() if s in SCOPES)
         code = secrets.token_urlsafe(24)
         self.codes[code] = Grant(client.client_id, scopes, query.get("resource", ""), issuer,
                                  time.time() + 300, redirect_uri, query["code_challenge"])
-        await self._redirect(connection, redirect_uri, {"code": code,
-                                                        "state": query.get("state", "")}, issuer)
+        return self._redirect(redirect_uri, {"code": code, "state": query.get("state", "")},
+                              issuer)
 
-    async def _redirect(self, connection: Connection, redirect_uri: str,
-                        params: dict[str, str], issuer: str) -> None:
+    def _redirect(self, redirect_uri: str, params: dict[str, str], issuer: str) -> Answer:
         if "wrong-iss" in self.faults or "unexpected-iss" in self.faults:
             params["iss"] = "https://issuer.invalid"
         elif "missing-iss" not in self.faults:
             params["iss"] = issuer
         joiner = "&" if urlsplit(redirect_uri).query else "?"
-        await connection.respond(302, headers=[("location",
-                                                redirect_uri + joiner + urlencode(params))])
+        return Answer(302, headers=[("location", redirect_uri + joiner + urlencode(params))])
 
     # -- tokens ----------------------------------------------------------------------------------
 
-    def _authenticate(self, request: HttpRequest, form: dict[str, str], issuer: str
-                      ) -> Client | None:
-        """The client a token request comes from (basic, post, or none for public clients)."""
+    async def _authenticate(self, request: HttpRequest, form: dict[str, str], issuer: str
+                            ) -> Client:
+        """The client a token request comes from: basic, post, private_key_jwt, or none."""
+        assertion = form.get("client_assertion")
+        if assertion is not None:
+            if form.get("client_assertion_type") != cimd.JWT_BEARER_ASSERTION:
+                raise ClientRefused("invalid_client", "client_assertion_type must be "
+                                    f"{cimd.JWT_BEARER_ASSERTION} (RFC 7523 §2.2)")
+            client = await self._client(form.get("client_id") or cimd.assertion_subject(
+                assertion), issuer, fetch=False)
+            if client.auth_method != "private_key_jwt":
+                raise ClientRefused("invalid_client", f"{client.client_id} did not register "
+                                    "private_key_jwt, so it cannot authenticate with an "
+                                    "assertion")
+            cimd.verify_assertion(client, assertion, (issuer, f"{issuer}/token"),
+                                  self.used_assertions)
+            return client
         client_id, secret = form.get("client_id", ""), form.get("client_secret")
         header = request.headers.get("authorization", "")
         if header.lower().startswith("basic "):
             try:
                 decoded = base64.b64decode(header[6:]).decode()
             except ValueError:
-                return None
+                raise ClientRefused("invalid_client", "the Basic credentials are not "
+                                    "base64 (RFC 6749 §2.3.1)") from None
             client_id, _, secret = decoded.partition(":")
             client_id, secret = unquote_plus(client_id), unquote_plus(secret)
-        client = self._client(client_id, issuer)
-        if client is None or (client.secret is not None and
-                              not secrets.compare_digest(client.secret, secret or "")):
-            return None
+        client = await self._client(client_id, issuer, fetch=False)
+        if client.auth_method == "private_key_jwt":
+            raise ClientRefused("invalid_client", f"{client_id} registered private_key_jwt; "
+                                "its token requests must carry a signed client_assertion "
+                                "(RFC 7523 §2.2)")
+        if client.secret is not None and not secrets.compare_digest(client.secret,
+                                                                      secret or ""):
+            raise ClientRefused("invalid_client", f"wrong client secret for {client_id}")
         return client
 
-    async def _token(self, connection: Connection, request: HttpRequest, issuer: str) -> None:
+    async def _token(self, request: HttpRequest, issuer: str) -> Answer:
         form = _form(request.body)
-        client = self._authenticate(request, form, issuer)
-        if client is None:
-            await connection.respond(401, _json({"error": "invalid_client"}))
-            return
+        try:
+            client = await self._authenticate(request, form, issuer)
+        except ClientRefused as refusal:
+            return _refused(refusal, at_token_endpoint=True)
         grant_type = form.get("grant_type")
         if grant_type == "authorization_code":
             grant = self.codes.pop(form.get("code", ""), None)
@@ -301,20 +369,17 @@ class LabAuthorizationServer:
                     or grant.redirect_uri != form.get("redirect_uri")
                     or grant.expires_at < time.time()
                     or _s256(form.get("code_verifier", "")) != grant.challenge):
-                await connection.respond(400, _json({"error": "invalid_grant"}))
-                return
+                return _json(400, {"error": "invalid_grant"})
         elif grant_type == "refresh_token":
             grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
             if "refresh-refused" in self.faults or grant is None or grant.issuer != issuer:
-                await connection.respond(400, _json({"error": "invalid_grant"}))
-                return
-        elif grant_type == "client_credentials" and client.secret is not None:
+                return _json(400, {"error": "invalid_grant"})
+        elif grant_type == "client_credentials" and client.confidential:
             scopes = tuple(s for s in form.get("scope", "mcp").split() if s in SCOPES)
             grant = Grant(client.client_id, scopes, form.get("resource", ""), issuer)
         else:
-            await connection.respond(400, _json({"error": "unsupported_grant_type"}))
-            return
-        await connection.respond(200, _json(self._issue(grant, form.get("resource"))))
+            return _json(400, {"error": "unsupported_grant_type"})
+        return _json(200, self._issue(grant, form.get("resource")))
 
     def _issue(self, grant: Grant, resource: str | None) -> dict[str, object]:
         lifetime = SHORT_TOKEN_LIFETIME if "expired-token" in self.faults else TOKEN_LIFETIME
@@ -336,12 +401,19 @@ def _form(body: bytes) -> dict[str, str]:
     return dict(parse_qsl(body.decode("utf-8", "replace")))
 
 
-def _approval_page(query: dict[str, str], issuer: str) -> str:
-    """A page with what the client asks for and one button; every value escaped."""
+def _approval_page(query: dict[str, str], issuer: str, client: Client) -> str:
+    """A page with what the client asks for and one button; every value escaped.
+
+    A document's client shows its name and, so a person can tell who it really is,
+    the host its client id lives on (the CIMD draft's advice against phishing).
+    """
     hidden = "".join(f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
                      for k, v in query.items())
+    who = html.escape(client.name or client.client_id)
+    if cimd.is_document_client_id(client.client_id):
+        who += f" (from {html.escape(urlsplit(client.client_id).netloc)})"
     return (f"<!doctype html><title>Lab authorization server</title>"
-            f"<h1>Authorize {html.escape(query.get('client_id', '?'))}?</h1>"
+            f"<h1>Authorize {who}?</h1>"
             f"<p>It asks for scope <b>{html.escape(query.get('scope', '(none)'))}</b> on "
             f"<b>{html.escape(query.get('resource', '?'))}</b>.</p>"
             f'<form method="post" action="{html.escape(issuer)}/approve">{hidden}'

@@ -41,11 +41,17 @@ LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 @dataclass(frozen=True)
 class Refusal:
-    """A guard's answer instead of the route's: an HTTP status with a JSON-RPC error body."""
+    """A guard's answer instead of the route's: an HTTP status with a JSON-RPC error body.
+
+    A guard that answers with a body of its own gives ``body`` (and ``content_type``): the
+    lab authorization server's 2025-03-26 layout serves its endpoints on this origin so.
+    """
 
     status: int
     message: str
     headers: Headers = ()
+    body: bytes | None = None
+    content_type: str = "application/json"
 
 
 #: Looks at a request before it is routed; a :class:`Refusal` answers it instead.
@@ -140,8 +146,9 @@ class LabHttpServer:
         for guard in self.guards:
             refusal = await guard(request)
             if refusal is not None:
-                await connection.respond(refusal.status, error_body(refusal.message),
-                                         headers=refusal.headers)
+                body = error_body(refusal.message) if refusal.body is None else refusal.body
+                await connection.respond(refusal.status, body, headers=refusal.headers,
+                                         content_type=refusal.content_type)
                 return
         routes = {MCP_PATH: {"POST": self._post, "GET": self._get, "DELETE": self._delete}
                   if self.knobs.serves_handshake else {"POST": self._post}}
