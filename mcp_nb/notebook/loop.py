@@ -98,6 +98,8 @@ class BackgroundLoop:
             raise RuntimeError("BackgroundLoop.run() called from the loop's own thread; "
                                "await the coroutine instead")
         if not self.running:
+            if isinstance(coro, Coroutine):
+                coro.close()  # never to run: closed, so Python does not warn it was not awaited
             raise RuntimeError("the mcp_nb background loop has stopped; reload the extension")
         call = _CellCall(coro)
         self._loop.call_soon_threadsafe(call.start, self._loop)
