@@ -7,7 +7,9 @@ loopback ``http://`` client ids for exactly this), which records what it was ask
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -249,3 +251,24 @@ def test_a_private_key_jwt_client_must_sign(
     with pytest.raises(RequestFailed) as failed:
         _connect(lab, auth)
     assert "must carry a signed client_assertion" in str(failed.value)
+
+
+def test_the_approval_page_names_the_client_and_its_host(documents: DocumentServer) -> None:
+    url = documents.publish("/named.json", {**PUBLIC, "client_name": "<b>Evil</b> & co"})
+    seen: list[str] = []
+
+    def person(authorization_url: str) -> str:
+        page = httpx.get(authorization_url)
+        seen.append(page.text)
+        form = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page.text))
+        action = re.search(r'action="([^"]+)"', page.text)
+        assert action is not None
+        approved = httpx.post(html.unescape(action.group(1)),
+                              data={k: html.unescape(v) for k, v in form.items()})
+        return approved.headers["location"]
+
+    with lab_server("--auth", "--auth-approval", "page") as lab:
+        assert "add" in _connect(lab, OAuth(client_metadata_url=url, callback=Headless(person)))
+    host = documents.base.removeprefix("http://")
+    assert f"Authorize &lt;b&gt;Evil&lt;/b&gt; &amp; co (from {host})?" in seen[0]
+    assert "<b>Evil</b>" not in seen[0]
