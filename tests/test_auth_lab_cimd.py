@@ -232,6 +232,18 @@ def test_private_key_jwt_with_the_documents_keys(
     assert "add" in _connect(lab, machine)
 
 
+def test_a_metadata_document_client_with_a_private_key_signs_its_token_requests(
+        lab: ServerProcess, documents: DocumentServer) -> None:
+    key = ECKey.generate_key("P-256", private=True)
+    url = _signed_client(documents, "/signed-by-document.json", key)
+    auth = OAuth(client_metadata_url=url, private_key=key.as_pem(private=True).decode(),
+                 signing_algorithm="ES256", callback="auto-approved")
+    assert "add" in _connect(lab, auth)
+    register = next(step for step in auth.steps if step.name == "register")
+    assert "Client ID Metadata Documents" in register.rule
+    assert "client auth: private_key_jwt" in auth.steps[-1].sent
+
+
 def test_an_assertion_signed_by_another_key_is_refused(
         lab: ServerProcess, documents: DocumentServer) -> None:
     url = _signed_client(documents, "/wrong-key.json", ECKey.generate_key("P-256"))

@@ -44,8 +44,11 @@ class ClientIdentity:
                             "comes first", "skipped", f"client id {settings.client_id}")
         elif settings.client_metadata_url and server.get(
                 "client_id_metadata_document_supported") is True:
+            # The document says how the client authenticates: with a private key given,
+            # private_key_jwt (the document publishes its public half), else none.
             registration = Registration(server.issuer, settings.client_metadata_url, None,
-                                        "none", "client id metadata document")
+                                        self.auth_method(server, None),
+                                        "client id metadata document")
             self.trail.note("register", "", "", "MCP authorization: the server supports Client "
                             "ID Metadata Documents, so the document's URL is the client id",
                             "skipped", f"client id {settings.client_metadata_url}")
