@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from mcp_nb.lab.content import HOSTILE, HOSTILE_TOOL_NAME
+from mcp_nb.protocol.patience import with_answer_within
 from mcp_nb.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 pytestmark = pytest.mark.timeout(30)
@@ -511,7 +512,9 @@ def test_server_to_client_round_trip(
 ) -> None:
     server = lab()
     outgoing = start_round_trip(server, tool, arguments, capability)
-    assert outgoing == {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    # The lab says how long it waits (--client-request-timeout, 30 s) in _meta.
+    assert outgoing == {"jsonrpc": "2.0", "id": 1, "method": method,
+                        "params": with_answer_within(params, 30.0)}
     server.send({"jsonrpc": "2.0", "id": 1, "result": answer})
     assert server.recv() == {"jsonrpc": "2.0", "id": 9, "result": text_result(text)}
 
@@ -789,7 +792,8 @@ def test_garbage_stdout_before_every_response(lab: Callable[..., Lab]) -> None:
 def test_request_before_initialized(lab: Callable[..., Lab]) -> None:
     server = lab("--request-before-initialized")
     request(server, call(0, "initialize", init_params()))
-    assert server.recv() == {"jsonrpc": "2.0", "id": 1, "method": "roots/list", "params": {}}
+    assert server.recv() == {"jsonrpc": "2.0", "id": 1, "method": "roots/list",
+                             "params": with_answer_within({}, 30.0)}
     server.send({"jsonrpc": "2.0", "id": 1, "result": {"roots": []}})
     server.wait_stderr("the client answered the premature roots/list")
 

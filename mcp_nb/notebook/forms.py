@@ -15,14 +15,17 @@ so further clicks (Cancel, another Call) keep working.
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import ipywidgets as w
 
-from ..protocol.errors import McpError
+from ..protocol.errors import REQUEST_TIMEOUT, McpError
 from ..protocol.models import CallToolResult, Tool
+from ..protocol.patience import answer_within
 from . import render
 from .arguments_check import problems
 from .widgets import _Described
@@ -239,17 +242,23 @@ class ServerRequestInbox(_Described, w.VBox):
         release = (self.hold_deadlines(f"waiting for your answer to {question.method}")
                    if self.hold_deadlines is not None else None)
         try:
-            await question.answered.wait()
+            async with anyio.create_task_group() as countdown:
+                if question.patience is not None:
+                    countdown.start_soon(question.count_down)
+                await question.answered.wait()
+                countdown.cancel_scope.cancel()
         except BaseException:
             # The server withdrew its request, or the session ended: nothing to answer.
-            question.close("expired: the server no longer waits for this answer")
+            question.conclude("expired: the server no longer waits for this answer")
             raise
         finally:
             self.pending.remove(question)
             if release is not None:
                 release()
+        if isinstance(question.answer, _Expired):
+            raise question.answer
         self.answered += 1
-        question.close("sent")
+        question.conclude("sent")
         if isinstance(question.answer, Exception):
             raise question.answer
         assert question.answer is not None
@@ -266,27 +275,66 @@ class ServerRequestInbox(_Described, w.VBox):
 
 
 class _Question(w.VBox):
-    """One server→client request waiting for a person."""
+    """One server→client request waiting for a person.
+
+    If the request says how long the server waits (the lab's ``_meta`` convention,
+    :mod:`mcp_nb.protocol.patience`), :attr:`patience_label` counts it down once a
+    second and the buttons go grey at zero; if not, nothing is said about it.
+    """
 
     method = ""
 
-    def __init__(self, call_soon: Callable[..., None]) -> None:
+    def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
         super().__init__(layout=w.Layout(border="1px solid #bbb", padding="4px"))
         self.answered = anyio.Event()  # created on the loop thread (handlers run there)
         self.answer: dict[str, Any] | Exception | None = None
         self._call_soon = call_soon
         self.buttons: list[w.Button] = []
         self.status = w.Label(value="waiting for your answer (the call that asked is paused)")
+        #: Seconds the server said it waits, counted from the request's arrival; or None.
+        self.patience = answer_within(params)
+        self._arrived = time.monotonic()
+        self.patience_label = w.Label()
+        self._show_patience()
+
+    def seconds_left(self) -> float | None:
+        """How much longer the server waits, if it said; never below zero."""
+        if self.patience is None:
+            return None
+        return max(0.0, self.patience - (time.monotonic() - self._arrived))
+
+    def _show_patience(self) -> None:
+        left = self.seconds_left()
+        if left is not None and not self.answered.is_set():
+            self.patience_label.value = (f"server waits {math.ceil(left)} s more" if left > 0
+                                         else "")
+
+    async def count_down(self) -> None:
+        """Tick once a second (on the whole second) until answered; at zero, expire."""
+        while (left := self.seconds_left()) is not None and left > 0:
+            self._show_patience()
+            await anyio.sleep(left - math.floor(left) or 1.0)
+        if not self.answered.is_set():
+            assert self.patience is not None
+            self.answer = _Expired(f"no answer within the server's {self.patience:g} s")
+            self.answered.set()
+            self.conclude(f"expired: the server waited {self.patience:g} s for an answer")
+
+    @property
+    def settled(self) -> bool:
+        """Answered, or expired: a late click changes nothing."""
+        return self.answered.is_set() or self.status.value.startswith("expired")
 
     def _reply(self, answer: dict[str, Any] | Exception) -> None:
         """Called on the kernel thread by a button: hand the answer to the loop."""
-        if self.answered.is_set() or self.status.value.startswith("expired"):
+        if self.settled:
             return
         self._disable("sending…")
 
         def deliver() -> None:
-            self.answer = answer
-            self.answered.set()
+            if not self.answered.is_set():  # the countdown may have ended it meanwhile
+                self.answer = answer
+                self.answered.set()
 
         self._call_soon(deliver)
 
@@ -295,8 +343,9 @@ class _Question(w.VBox):
             button.disabled = True
         self.status.value = status
 
-    def close(self, status: str) -> None:
+    def conclude(self, status: str) -> None:
         """Answered or withdrawn: the buttons go grey and the card says which."""
+        self.patience_label.value = ""
         self._disable(status)
 
 
@@ -304,7 +353,7 @@ class _SamplingQuestion(_Question):
     method = "sampling/createMessage"
 
     def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
-        super().__init__(call_soon)
+        super().__init__(params, call_soon)
         shown = "\n".join(
             f"{m.get('role', '?')}: {m.get('content', {}).get('text', json.dumps(m))}"
             for m in params.get("messages", []))
@@ -318,14 +367,15 @@ class _SamplingQuestion(_Question):
         decline.on_click(lambda b: self._reply(_Declined("the user declined to sample")))
         self.buttons = [send, decline]
         self.children = [w.HTML(f"<b>sampling/createMessage</b><pre>{render.esc(shown)}</pre>"),
-                         self.reply, self.model, w.HBox([send, decline, self.status])]
+                         self.reply, self.model,
+                         w.HBox([send, decline, self.status, self.patience_label])]
 
 
 class _ElicitationQuestion(_Question):
     method = "elicitation/create"
 
     def __init__(self, params: dict[str, Any], call_soon: Callable[..., None]) -> None:
-        super().__init__(call_soon)
+        super().__init__(params, call_soon)
         self.form = SchemaForm(params.get("requestedSchema", {}))
         buttons = []
         for action, style in (("accept", "success"), ("decline", "warning"),
@@ -336,9 +386,11 @@ class _ElicitationQuestion(_Question):
         self.buttons = buttons
         self.children = [
             w.HTML(f"<b>elicitation/create</b><pre>{render.esc(params.get('message', ''))}</pre>"),
-            self.form, w.HBox([*buttons, self.status])]
+            self.form, w.HBox([*buttons, self.status, self.patience_label])]
 
     def _act(self, action: str) -> None:
+        if self.settled:
+            return
         answer: dict[str, Any] = {"action": action}
         if action == "accept":
             try:
@@ -353,3 +405,9 @@ class _Declined(McpError):
     """A person declined; the session answers the server with this error code."""
 
     code = USER_REJECTED
+
+
+class _Expired(McpError):
+    """Nobody answered within the server's patience (it has given up, or is about to)."""
+
+    code = REQUEST_TIMEOUT

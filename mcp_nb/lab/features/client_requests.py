@@ -26,6 +26,7 @@ from mcp_nb.protocol.errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
 )
+from mcp_nb.protocol.patience import with_answer_within
 from mcp_nb.protocol.stateless import (
     INPUT_REQUEST_CAPABILITY,
     META_CLIENT_CAPABILITIES,
@@ -48,9 +49,11 @@ class ClientRequests(SessionBase):
         request_id = self._last_outgoing_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._outgoing[request_id] = future
-        self.send_message({"jsonrpc": "2.0", "id": request_id, "method": method,
-                           "params": params})
         timeout = self.knobs.client_request_timeout
+        # How long the lab waits, said in _meta (a lab convention, not a spec field), so
+        # that a person answering sees a countdown rather than a guess.
+        self.send_message({"jsonrpc": "2.0", "id": request_id, "method": method,
+                           "params": with_answer_within(params, timeout)})
         try:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
