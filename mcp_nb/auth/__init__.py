@@ -13,7 +13,15 @@ Example::
 See docs/authorization.md.
 """
 
-from .callbacks import AutoApproved, Callback, Headless, Loopback, PasteBack, choose_callback
+from .callbacks import (
+    AutoApproved,
+    Callback,
+    Headless,
+    Loopback,
+    PasteBack,
+    Unattended,
+    choose_callback,
+)
 from .challenge import Challenge, bearer_challenge, parse_challenges
 from .errors import AuthorizationFailed
 from .flow import AuthState, BrowserNeed, ClientSettings, EnterpriseIdentity, Flow, HttpNeed
@@ -27,5 +35,6 @@ __all__ = [
     "Challenge", "ClientSettings", "EnterpriseIdentity", "FileStore", "Flow", "Headless",
     "HttpNeed", "JupyterServerCallback", "Loopback",
     "MemoryStore", "OAuth", "PasteBack", "Registration", "Step", "Token", "TokenStore",
+    "Unattended",
     "bearer_challenge", "choose_callback", "parse_challenges",
 ]

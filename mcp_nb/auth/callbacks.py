@@ -10,7 +10,9 @@ the URL the browser was redirected to:
 - :class:`~mcp_nb.auth.jupyter.JupyterServerCallback`: the redirect lands on the Jupyter
   server itself (Binder, JupyterHub), through a small server extension;
 - :class:`AutoApproved`: for authorization servers that approve without a person
-  (the lab's, the conformance suite's): it follows the authorization URL itself.
+  (the lab's, the conformance suite's): it follows the authorization URL itself;
+- :class:`Unattended`: no person is there (a session between cells): the browser step
+  fails at once, saying how to authorize again, rather than wait for nobody.
 
 :func:`choose_callback` picks one (``"auto"``) or makes the one named.
 """
@@ -141,13 +143,15 @@ class Loopback:
     """A one-shot listener on 127.0.0.1 (ephemeral port) that gets the redirect.
 
     ``browser`` opens the authorization URL (``webbrowser.open`` by default; ``None``
-    only shows the link); ``wait`` bounds how long a person may take.
+    only shows the link); ``show`` shows the link (``None``: the caller shows it, as the
+    notebook's authorization view does); ``wait`` bounds how long a person may take.
     """
 
     name = "loopback"
 
     def __init__(self, *, browser: Callable[[str], bool] | None = webbrowser.open,
-                 wait: float = DEFAULT_WAIT, show: Callable[[str], object] = print) -> None:
+                 wait: float = DEFAULT_WAIT,
+                 show: Callable[[str], object] | None = print) -> None:
         self.browser, self.wait, self.show = browser, wait, show
         self._listener: anyio.abc.SocketListener | None = None
         self.redirect_uri = ""
@@ -163,7 +167,7 @@ class Loopback:
     async def receive(self, authorization_url: str) -> str:
         await self.prepare()
         assert self._listener is not None
-        if not (self.browser and self.browser(authorization_url)):
+        if not (self.browser and self.browser(authorization_url)) and self.show is not None:
             self.show(f"Authorize here: {authorization_url}")
         with anyio.move_on_after(self.wait):
             while True:
@@ -188,6 +192,35 @@ class Loopback:
             self._listener = None
 
 
+class Unattended:
+    """No person is there to authorize: the browser step fails at once, saying what to do.
+
+    A session keeps its token between cells; when the server refuses it later and no
+    refresh token helps, the flow must not wait for a click nobody will make (nor ask
+    for input from a cell that is not running). ``redirect_uri`` stays the one the
+    client registered with; ``advice`` says how to authorize again.
+
+    >>> Unattended("loopback", "http://127.0.0.1:1/callback", "connect again").name
+    'loopback'
+    """
+
+    def __init__(self, name: str, redirect_uri: str, advice: str) -> None:
+        self.name, self.redirect_uri, self.advice = name, redirect_uri, advice
+
+    async def prepare(self) -> str:
+        return self.redirect_uri
+
+    async def receive(self, authorization_url: str) -> str:
+        raise AuthorizationFailed(
+            "the server asks for a new authorization (the token was refused and no refresh "
+            "token could renew it) and a person must approve it in a browser",
+            rule="the authorization code grant needs the person's approval",
+            fix=self.advice)
+
+    async def close(self) -> None:
+        return None
+
+
 async def _request_target(stream: anyio.abc.ByteStream) -> str | None:
     """The path and query of one HTTP/1.1 request line (the rest is ignored)."""
     data = b""
@@ -207,13 +240,16 @@ def running_behind_jupyter_proxy() -> bool:
         "JUPYTERHUB_SERVICE_PREFIX", "BINDER_SERVICE_HOST", "BINDER_REQUEST"))
 
 
-def choose_callback(mode: str | Callback | Callable[[str], str] = "auto") -> Callback:
+def choose_callback(mode: str | Callback | Callable[[str], str] = "auto", *,
+                    link_shown_by_caller: bool = False) -> Callback:
     """The callback for ``mode``: ``"auto"``, ``"loopback"``, ``"paste"``, or your own.
 
     ``"auto"`` takes the Jupyter server's route when its public URL is known
     (``MCP_NB_JUPYTER_URL``), the loopback listener when the browser can be on this
     machine (a desktop session, not JupyterHub/Binder), and paste-back otherwise. A plain
-    callable becomes :class:`Headless`.
+    callable becomes :class:`Headless`. ``link_shown_by_caller``: the caller shows the
+    authorization link where the person is (a notebook cell), so no callback prints it
+    and no desktop browser is opened.
 
     >>> choose_callback(lambda url: url).name
     'headless'
@@ -229,9 +265,12 @@ def choose_callback(mode: str | Callback | Callable[[str], str] = "auto") -> Cal
             mode = "jupyter"
         else:
             mode = "loopback" if desktop and not running_behind_jupyter_proxy() else "paste"
+    show = None if link_shown_by_caller else print
     makers: dict[str, Callable[[], Callback]] = {
-        "loopback": Loopback, "paste": PasteBack, "auto-approved": AutoApproved,
-        "jupyter": JupyterServerCallback}
+        "loopback": lambda: Loopback(browser=None if link_shown_by_caller else webbrowser.open,
+                                     show=show),
+        "paste": PasteBack, "auto-approved": AutoApproved,
+        "jupyter": lambda: JupyterServerCallback(show=show)}
     try:
         return makers[mode]()
     except KeyError:

@@ -54,13 +54,13 @@ class JupyterServerCallback:
     """The redirect goes to the Jupyter server at ``public_url``; the kernel reads it there.
 
     ``show`` displays the authorization link (the person clicks it in the same browser
-    that shows the notebook).
+    that shows the notebook); ``None`` when the caller shows it.
     """
 
     name = "jupyter-server"
 
     def __init__(self, public_url: str | None = None, *, wait: float = DEFAULT_WAIT,
-                 show: Callable[[str], object] = print) -> None:
+                 show: Callable[[str], object] | None = print) -> None:
         public_url = public_url or os.environ.get(PUBLIC_URL_VARIABLE)
         if not public_url:
             raise ValueError(f"the Jupyter server's public URL is needed (pass it, or set "
@@ -74,8 +74,9 @@ class JupyterServerCallback:
     async def receive(self, authorization_url: str) -> str:
         state = httpx.URL(authorization_url).params.get("state", "")
         path = handoff_file(state)
-        self.show(f"Authorize here (the page comes back to this Jupyter server): "
-                  f"{authorization_url}")
+        if self.show is not None:
+            self.show(f"Authorize here (the page comes back to this Jupyter server): "
+                      f"{authorization_url}")
         with anyio.move_on_after(self.wait):
             while not path.exists():
                 await anyio.sleep(0.2)

@@ -267,6 +267,12 @@ class OAuth(httpx.Auth):
         return httpx.Response(response.status_code, headers=response.headers, content=body,
                               request=need.request)
 
+    async def exchange(self, need: HttpNeed) -> httpx.Response:
+        """Answer one HTTP need on a client of its own (a flow driven one need at a time)."""
+        async with self._http() as http:
+            response: httpx.Response = await self.answer(need, http)
+            return response
+
     def hold(self, token: Token) -> None:
         """Use ``token`` from now on (a flow walked by hand ends here)."""
         self.state.token = token

@@ -1,5 +1,5 @@
 """SVG diagrams drawn from the protocol's own tables: the session lifecycle, a task's
-statuses, and a sequence of messages.
+statuses, a sequence of messages, and the authorization flow's exchanges.
 
 The state and task diagrams are drawn from the same transition tables the code enforces
 (``TRANSITIONS``, ``TASK_TRANSITIONS``), so the picture cannot drift from the behaviour.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -210,5 +211,110 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
             + (f'<text x="8" y="{y + 4}" font-family="monospace" font-size="10" fill="#666">'
                f"{entry.time:.3f}s</text>" if times else "")
         )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# -- the authorization flow's sequence -------------------------------------------------------
+
+#: The authorization flow's lanes, left to right: (key, title, x).
+AUTH_LANES = (("browser", "Browser", 70), ("client", "Notebook (client)", 230),
+              ("mcp", "MCP server", 410), ("as", "Authorization server", 570))
+#: Each step's arrows as (from, to, what the label shows): the request it sent, the reply
+#: that came back, or the authorization link a person opens. Steps not named here (and
+#: steps that exchanged nothing: a skipped registration, a fallback) are drawn as notes.
+AUTH_STEP_ARROWS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "challenge": (("client", "mcp", "sent"), ("mcp", "client", "received")),
+    "resource metadata": (("client", "mcp", "sent"), ("mcp", "client", "received")),
+    "server metadata": (("client", "as", "sent"), ("as", "client", "received")),
+    "register": (("client", "as", "sent"), ("as", "client", "received")),
+    "authorize": (("client", "browser", "link"), ("browser", "as", "sent"),
+                  ("as", "browser", "received")),
+    "callback": (("browser", "client", "sent"),),
+    "token": (("client", "as", "sent"), ("as", "client", "received")),
+    "refresh": (("client", "as", "sent"), ("as", "client", "received")),
+    "retry": (("client", "mcp", "sent"), ("mcp", "client", "received")),
+}
+_OUTCOME_COLORS = {"ok": "#333", "refused": "#b00020", "not found": "#999", "fallback": "#999",
+                   "skipped": "#999"}
+#: A URL's scheme and host (and the query after it): hosts and ports change from run to
+#: run, and the saved diagram is an image no sanitizer can mask, so labels show paths only.
+_URL_ORIGIN = re.compile(r"https?://[^/\s?#]+")
+_URL_QUERY = re.compile(r"\?\S*")
+
+
+def _auth_label(step: Any, what: str) -> str:
+    """An arrow's label: a request's method and path, a reply's status, never a host."""
+    if what == "link":
+        return "authorization link (a person opens it)"
+    text = step.sent if what == "sent" else step.received
+    text = text.split(" (", 1)[0].split(", ", 1)[0]  # no field list, no size, no params
+    text = _URL_QUERY.sub("", _URL_ORIGIN.sub("", text)).strip()
+    if text.startswith("WWW-Authenticate"):
+        text = "401 + WWW-Authenticate"
+    elif step.name == "callback" and what == "sent":
+        text = f"redirect to {text} (code, state)"
+    return text if len(text) <= 44 else text[:43] + "…"
+
+
+def _note(step: Any) -> str:
+    """A step that exchanged nothing (or is not drawn as arrows): name, outcome, rule."""
+    rule = step.rule if len(step.rule) <= 70 else step.rule[:69] + "…"
+    mark = "✗ " if step.outcome == "refused" else ""
+    return f"{mark}{step.name} {step.outcome}: {rule}"
+
+
+def auth_sequence_svg(steps: Sequence[Any]) -> str:
+    """The authorization flow as a sequence diagram: one row per exchange of ``steps``.
+
+    Four lanes (browser, notebook, MCP server, authorization server); each
+    :class:`~mcp_nb.auth.steps.Step` becomes the arrows :data:`AUTH_STEP_ARROWS`
+    names (request solid, reply dashed), or a note when it exchanged nothing. A
+    refusal is red and marked ✗; a fallback or a location not found is grey. Labels
+    hold paths and statuses, never a host, a port or a query, so the same flow draws
+    the same picture (the saved image is compared by nbval).
+    """
+    lanes = {key: x for key, _, x in AUTH_LANES}
+    rows: list[str] = []
+    y = 62
+    for step in steps:
+        color = _OUTCOME_COLORS.get(step.outcome, "#333")
+        arrows = [arrow for arrow in AUTH_STEP_ARROWS.get(step.name, ())
+                  if arrow[2] == "link" or getattr(step, arrow[2])]
+        if not arrows or (step.outcome == "refused" and not (step.sent or step.received)):
+            rows.append(
+                f'<text x="{lanes["client"] - 20}" y="{y + 4}" font-family="system-ui, '
+                f'sans-serif" font-size="11" fill="{color}" data-step="{esc(step.name)}" '
+                f'data-outcome="{esc(step.outcome)}">{esc(_note(step))}</text>')
+            y += 26
+            continue
+        for source, target, what in arrows:
+            x1, x2 = lanes[source], lanes[target]
+            dash = ' stroke-dasharray="5 3"' if what == "received" else ""
+            label = _auth_label(step, what)
+            if step.outcome == "refused" and what == arrows[-1][2]:
+                label = f"✗ {label} — refused"
+            rows.append(
+                f'<g data-step="{esc(step.name)}" data-outcome="{esc(step.outcome)}">'
+                f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" stroke="{color}"{dash}>'
+                f"<title>{esc(step.name)}: {esc(step.rule)}</title></line>"
+                + _arrowhead(x1, y, x2, y, color)
+                + f'<text x="{(x1 + x2) / 2:.0f}" y="{y - 5}" text-anchor="middle" '
+                f'font-family="system-ui, sans-serif" font-size="11" fill="{color}">'
+                f"{esc(label)}</text></g>")
+            y += 30
+    height = y + 4
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="660" height="{height}" '
+        f'viewBox="0 0 660 {height}" class="mcpnb-auth-sequence" role="img" '
+        f'aria-label="authorization flow, {len(steps)} steps">',
+    ]
+    for _, title, x in AUTH_LANES:
+        parts.append(
+            f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
+            f'font-size="12" font-weight="600">{esc(title)}</text>'
+            f'<line x1="{x}" y1="30" x2="{x}" y2="{height - 4}" stroke="#bbb" '
+            'stroke-dasharray="3 3"/>')
+    parts.extend(rows)
     parts.append("</svg>")
     return "".join(parts)

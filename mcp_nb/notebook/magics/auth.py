@@ -1,8 +1,16 @@
 """``%mcp auth`` and ``%mcp connect URL --auth``: OAuth for HTTP servers, never showing a token.
 
 The work is :mod:`mcp_nb.auth`'s; this module turns magic lines into
-:class:`~mcp_nb.auth.OAuth` settings, shows the state (resource, issuer, client,
-scopes, expiry — never the token) and walks the flow one step per cell.
+:class:`~mcp_nb.auth.OAuth` settings, runs the flow from the cell that connects
+(with a live view: :class:`~mcp_nb.notebook.auth_view.AuthFlowView`), shows the
+state (resource, issuer, client, scopes, expiry — never the token) and walks the
+flow one step per cell.
+
+Why the cell drives the flow: the flow is a generator of needs, so the HTTP needs
+are answered on the background loop while the browser need is met here, on the
+cell's own thread — where ``input()`` reaches the frontend's stdin box (paste-back)
+and an interrupt reaches the wait. Between cells nobody is there to click: a later
+``401`` that no refresh token can answer fails at once, saying how to authorize again.
 
 Example::
 
@@ -19,15 +27,26 @@ Example::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from ...auth import AuthorizationFailed, BrowserNeed, Flow, HttpNeed, OAuth, PasteBack
+from ...auth import (
+    AuthorizationFailed,
+    BrowserNeed,
+    Callback,
+    Flow,
+    HttpNeed,
+    OAuth,
+    PasteBack,
+    Unattended,
+    bearer_challenge,
+    choose_callback,
+)
 from ...auth.steps import shown_url
+from ..auth_view import AuthFlowView, steps_record_html, steps_summary
 from .displays import Listing
 from .table import CommandGroup, McpCellError, Parser
 
@@ -58,7 +77,8 @@ def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
               entry: dict[str, Any] | None = None) -> OAuth | None:
     """The OAuth for ``connect`` (``--auth`` or an mcpServers entry's ``"auth"``), or None.
 
-    A flow walked with ``%mcp auth --step`` for the same URL is reused (its token too).
+    A flow walked with ``%mcp auth --step`` for the same URL is reused (its token too);
+    otherwise the flow runs here, in the cell, when the server asks for authorization.
     """
     settings = dict((entry or {}).get("auth") or {})
     if not (getattr(args, "auth", False) or settings):
@@ -67,15 +87,104 @@ def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
     if walked is not None:
         return walked.auth
     scopes = list(args.scope) or settings.get("scopes")
-    return OAuth(client_id=args.client_id or settings.get("client_id"),
-                 client_secret=args.client_secret or settings.get("client_secret"),
-                 scopes=scopes or None, on_step=_show_step,
-                 callback=args.auth_callback or settings.get("callback") or "auto")
+    mode = args.auth_callback or settings.get("callback") or "auto"
+    oauth = OAuth(client_id=args.client_id or settings.get("client_id"),
+                  client_secret=args.client_secret or settings.get("client_secret"),
+                  scopes=scopes or None,
+                  callback=choose_callback(mode, link_shown_by_caller=True))
+    authorize_in_cell(mcp, oauth, url)
+    return oauth
 
 
-def _show_step(step: Any) -> None:
-    """Each step in the cell's output as it happens (the cell is waiting on the flow)."""
-    print(f"auth {step.line()}", flush=True)
+#: Callbacks that need a person at the browser (AutoApproved and Headless do not).
+PERSON_CALLBACKS = ("loopback", "paste-back", "jupyter-server")
+
+
+def authorize_in_cell(mcp: McpMagics, oauth: OAuth, url: str) -> None:
+    """Run ``oauth``'s flow for ``url`` from this cell, with a live view; hold the token.
+
+    Nothing happens when a token is held or the server does not ask for one. A
+    refusal (or an interrupt) ends the cell with the rule that refused.
+    """
+    if oauth.held() is not None:
+        return
+    flow = mcp.loop.run(oauth.begin(url, ask_server=True))
+    callback = oauth.callback
+    assert callback is not None
+    try:
+        probe = flow.start()
+        assert isinstance(probe, HttpNeed)
+        try:
+            answer = mcp.loop.run(oauth.exchange(probe))
+        except AuthorizationFailed as failed:
+            raise McpCellError(str(failed)) from None
+        if bearer_challenge(answer) is None:
+            return  # not a protected server (or not now): connect as usual
+        view = AuthFlowView(url, callback.name, getattr(callback, "redirect_uri", ""))
+        flow.trail.on_step = view.add_step
+        if mcp.show_widgets:
+            view.show()
+        try:
+            _drive(mcp, oauth, flow, flow.advance(answer), view)
+            assert flow.token is not None
+            oauth.hold(flow.token)
+            view.finish(f"authorized: token held (scope {flow.token.scope or 'none'}; "
+                        "never shown)")
+        except AuthorizationFailed as failed:
+            view.finish(f"refused: {failed.rule}")
+            raise McpCellError(f"authorization refused: {failed}") from None
+        except (KeyboardInterrupt, McpCellError) as stopped:
+            view.finish("stopped: " + ("interrupted" if isinstance(stopped, KeyboardInterrupt)
+                                       else str(stopped)))
+            raise
+        finally:
+            if mcp.show_widgets:
+                view.settle()
+    finally:
+        with contextlib.suppress(Exception):
+            mcp.loop.run(callback.close())  # a loopback listener lives for one flow
+    if callback.name in PERSON_CALLBACKS:
+        oauth.callback = _unattended(callback, url)
+
+
+def _drive(mcp: McpMagics, oauth: OAuth, flow: Flow, need: HttpNeed | BrowserNeed | None,
+           view: AuthFlowView) -> None:
+    """Answer the flow's needs until it ends: HTTP on the loop, the browser step here."""
+    while need is not None:
+        if isinstance(need, BrowserNeed):
+            reply: Any = _browser_step(mcp, oauth, need, view)
+        else:
+            reply = mcp.loop.run(oauth.exchange(need))
+        need = flow.advance(reply)
+
+
+def _browser_step(mcp: McpMagics, oauth: OAuth, need: BrowserNeed, view: AuthFlowView) -> str:
+    """Show the link; get the redirect back: pasted here, or from the callback."""
+    callback = oauth.callback
+    assert callback is not None
+    if callback.name not in PERSON_CALLBACKS:
+        return mcp.loop.run(callback.receive(need.authorization_url))  # no person needed
+    view.ask(need.authorization_url)
+    if callback.name != "paste-back":
+        return mcp.loop.run(callback.receive(need.authorization_url))
+    from IPython.core.error import StdinNotImplementedError
+
+    try:
+        pasted = input("Paste the address your browser landed on: ").strip()
+    except StdinNotImplementedError:
+        raise McpCellError(
+            "this frontend cannot take input: walk the flow with %mcp auth --step URL "
+            "--auth-callback paste, then %mcp auth --next REDIRECT_URL") from None
+    if not pasted:
+        raise McpCellError("nothing was pasted: run the cell again and paste the address "
+                           "your browser landed on")
+    return pasted
+
+
+def _unattended(callback: Callback, url: str) -> Unattended:
+    """What answers a later browser step, when no cell is waiting for a person."""
+    return Unattended(callback.name, getattr(callback, "redirect_uri", ""),
+                      f"authorize again from a cell: %mcp connect {url} --auth")
 
 
 def oauth_of(hosted: HostedSession) -> OAuth | None:
@@ -108,8 +217,13 @@ def steps_listing(steps: list[Any]) -> Listing:
 
 
 class StepsListing(Listing):
+    """``%mcp auth --steps``: one line per step; the flow's sequence diagram and table."""
+
     def __repr__(self) -> str:
         return "\n".join(step.line() for step in self)
+
+    def _repr_html_(self) -> str:
+        return steps_record_html(list(self), steps_summary(list(self)))
 
 
 @dataclass
@@ -200,10 +314,12 @@ def _advance_walk(mcp: McpMagics, pasted: str) -> Any:
     assert need is not None
 
     async def meet() -> Any:
-        if isinstance(need, BrowserNeed) and pasted:
-            return pasted
-        async with httpx.AsyncClient(timeout=30) as http:
-            return await walk.auth.answer(need, http)
+        if isinstance(need, BrowserNeed):
+            if pasted:
+                return pasted
+            assert walk.auth.callback is not None
+            return await walk.auth.callback.receive(need.authorization_url)
+        return await walk.auth.exchange(need)
 
     try:
         reply = mcp.loop.run(meet())
