@@ -121,10 +121,7 @@ class AuthFlowView(_Described, w.VBox):
         """Display the live view, saved as :meth:`label` (see the module's docstring)."""
         from IPython.display import display
 
-        bundle = self._repr_mimebundle_()
-        bundle["text/plain"] = self.label()
-        bundle["text/html"] = (f'{render.STYLE}<div class="mcpnb">'
-                               f"{render.esc(self.label())}</div>")
+        bundle = {**self._repr_mimebundle_(), **self._label_bundle()}
         self._handle = display(bundle, raw=True, display_id=True)
 
     def settle(self) -> None:
@@ -132,11 +129,13 @@ class AuthFlowView(_Described, w.VBox):
         from IPython.display import display
 
         if self._handle is not None:
-            self._handle.update({"text/plain": self.label(), "text/html": (
-                f'{render.STYLE}<div class="mcpnb">{render.esc(self.label())}</div>')},
-                raw=True)
+            self._handle.update(self._label_bundle(), raw=True)
             self._handle = None
         display(self)
+
+    def _label_bundle(self) -> dict[str, str]:
+        return {"text/plain": render.plain(self.label()),
+                "text/html": f'{render.STYLE}<div class="mcpnb">{render.esc(self.label())}</div>'}
 
     def describe(self) -> str:
         state = self.outcome or "running"
