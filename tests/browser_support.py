@@ -369,13 +369,17 @@ def notebook_trusted(page: Page) -> bool:
 
 
 def run_all(page: Page) -> None:
-    """Run every cell of the open notebook and wait until each is done and none failed."""
+    """Run every cell of the shown notebook and wait until each is done and none failed.
+
+    For a notebook not run yet in this page: a cell already numbered counts as done.
+    """
     # The command behind the menu's "Run → Run All Cells", in both front ends.
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     # Every cell done: prompts read "[n]:", none "[*]:" or "[ ]:".
     page.wait_for_function(
         """() => {
-            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+            const node = window.jupyterapp.shell.currentWidget.node;
+            const prompts = [...node.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
             return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
         }""",
         polling=POLL_MS,
@@ -391,8 +395,8 @@ def run_all(page: Page) -> None:
 
 
 def cells(page: Page) -> Locator:
-    """The open notebook's code cells, in order."""
-    return page.locator(".jp-Notebook .jp-CodeCell")
+    """The shown notebook's code cells, in order (not those of notebooks in hidden tabs)."""
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell")
 
 
 def cell(page: Page, index: int) -> Locator:
