@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..protocol.plaintext import plain_text
+
 #: A shown value is cut to this many characters.
 SHOWN_LENGTH = 60
 
 
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: control and direction-override characters as ``\\uXXXX``.
+    """``text`` on one line, safe for a terminal: the project's one plain-text sink.
 
-    >>> printable("a\\u202eb\\x1b[31m")
-    'a\\\\u202eb\\\\u001b[31m'
+    >>> printable("a\\u202eb\\x1b[31m\\n")
+    'a\\\\u202eb\\\\u001b[31m\\\\u000a'
     """
-    return "".join(ch if ch.isprintable() or ch == " " else f"\\u{ord(ch):04x}" for ch in text)
+    return plain_text(text, one_line=True)
 
 
 def shown(value: Any) -> str:
