@@ -95,6 +95,13 @@ def test_binder_requirements_build_an_environment_that_runs_the_tour(tmp_path: P
     listing = extensions.stdout + extensions.stderr
     assert re.search(r"@jupyter-widgets/jupyterlab-manager .*enabled", listing), listing
 
+    # The OAuth callback route is served by the Jupyter server (mcp_nb.auth.jupyter),
+    # enabled by the data file the install ships: no postBuild step needed.
+    servers = subprocess.run([str(bin_dir / "jupyter"), "server", "extension", "list"], env=env,
+                             capture_output=True, text=True, check=True, timeout=120)
+    listing = servers.stdout + servers.stderr
+    assert re.search(r"mcp_nb\.auth\.jupyter .*enabled", listing), listing
+
     executed = tmp_path / "00_tour.ipynb"
     run = subprocess.run(
         [str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook", "--execute", str(TOUR),
