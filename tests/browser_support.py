@@ -375,6 +375,18 @@ def run_all(page: Page) -> None:
     """
     # The command behind the menu's "Run → Run All Cells", in both front ends.
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    wait_until_done(page)
+
+
+def start_all(page: Page) -> None:
+    """Start running every cell of the shown notebook, without waiting (a cell may wait for
+    the test to act in the page, e.g. click a link or type into an input box)."""
+    # The command's promise settles when the cells have run: not returned, not waited for.
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+
+def wait_until_done(page: Page) -> None:
+    """Wait until every cell of the shown notebook is done; assert none failed."""
     # Every cell done: prompts read "[n]:", none "[*]:" or "[ ]:".
     page.wait_for_function(
         """() => {

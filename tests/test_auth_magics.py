@@ -162,6 +162,8 @@ def test_the_flow_is_shown_live_then_saved_as_a_deterministic_record(mcp, displa
                                ).decode()
         assert ">Authorization server<" in svg and "/token" in svg
         assert "127.0.0.1" not in svg  # no host, no port: the image is the same every run
+        assert ">POST /token<" in svg and ">GET /authorize<" in svg  # no query, no fields
+        assert "offline_access" not in svg and "grant_type" not in svg
         view = _views(displayed)[0]
         assert [step.name for step in view.steps][-1] == "token"
         assert view.link.value == ""  # no link left once authorized

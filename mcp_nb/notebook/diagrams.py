@@ -247,8 +247,13 @@ def _auth_label(step: Any, what: str) -> str:
     """An arrow's label: a request's method and path, a reply's status, never a host."""
     if what == "link":
         return "authorization link (a person opens it)"
-    text = step.sent if what == "sent" else step.received
-    text = text.split(" (", 1)[0].split(", ", 1)[0]  # no field list, no size, no params
+    if what == "sent":  # "GET URL", "POST URL fields…", or the redirect's URL alone
+        words = step.sent.split()
+        text = " ".join(words[:2] if words and words[0].isupper() else words[:1])
+    else:  # "200 OK, type, size", "redirect URL", "code received", "WWW-Authenticate: …"
+        text = step.received.split(", ", 1)[0]
+        if text.startswith("redirect "):
+            text = " ".join(text.split()[:2])
     text = _URL_QUERY.sub("", _URL_ORIGIN.sub("", text)).strip()
     if text.startswith("WWW-Authenticate"):
         text = "401 + WWW-Authenticate"
