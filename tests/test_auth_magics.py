@@ -208,7 +208,9 @@ def test_a_refusal_ends_the_cell_and_the_record_marks_it(mcp, displayed) -> None
         svg = base64.b64decode(record["text/html"].split("base64,", 1)[1].split('"')[0]
                                ).decode()
         assert "✗" in svg and "#b00020" in svg
-        assert "wrong" not in mcp.shell.run_line_magic("mcp", "sessions").__repr__()
+        assert "wrong" not in repr(mcp("sessions"))  # nothing was opened
+        steps = mcp("auth --steps wrong")  # yet the refused flow can be read
+        assert steps[-1].outcome == "refused" and "RFC 8414 §3.3" in steps[-1].rule
 
 
 def test_the_diagram_escapes_what_servers_say_and_shows_no_host() -> None:

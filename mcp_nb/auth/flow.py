@@ -75,6 +75,7 @@ class Flow:
         self._identity = ClientIdentity(self.trail, settings, state, redirect_uri)
         self._grants = Grants(self.trail, settings, state, redirect_uri, self._identity)
         self._generator = self._flow()
+        self._asked: str | None = None  # the step of the last need, while it is answered
 
     # -- driving ---------------------------------------------------------------------------
 
@@ -84,15 +85,19 @@ class Flow:
     def advance(self, reply: Any) -> Need | None:
         """Give the reply to the last need; the next need, or ``None`` when done."""
         try:
-            return self._generator.send(reply)
+            need = self._generator.send(reply)
         except StopIteration as stop:
             self.token, self.done = stop.value, True
             return None
         except AuthorizationFailed as failed:
             self.done = True
-            name = self.steps[-1].name if self.steps else "challenge"
-            self.trail.note(name, "", "", failed.rule, "refused", failed.problem)
+            if not (self.steps and self.steps[-1].outcome == "refused"):  # not noted yet
+                # It belongs to the step whose answer was refused (the last need's).
+                name = self._asked or (self.steps[-1].name if self.steps else "challenge")
+                self.trail.note(name, "", "", failed.rule, "refused", failed.problem)
             raise
+        self._asked = need.step
+        return need
 
     # -- the flow ---------------------------------------------------------------------------
 

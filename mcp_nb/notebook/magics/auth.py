@@ -92,6 +92,11 @@ def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
                   client_secret=args.client_secret or settings.get("client_secret"),
                   scopes=scopes or None,
                   callback=choose_callback(mode, link_shown_by_caller=True))
+    # A refused flow leaves no session behind: its steps stay readable by the name asked
+    # for (%mcp auth --steps NAME) and by the URL.
+    for key in (args.name, url):
+        if key:
+            _flows(mcp)[key] = oauth
     authorize_in_cell(mcp, oauth, url)
     return oauth
 
@@ -244,6 +249,14 @@ def _walks(mcp: McpMagics) -> dict[str, Walk]:
     return _WALKS.setdefault(mcp, {})
 
 
+_FLOWS: weakref.WeakKeyDictionary[Any, dict[str, OAuth]] = weakref.WeakKeyDictionary()
+
+
+def _flows(mcp: McpMagics) -> dict[str, OAuth]:
+    """The OAuth of each ``connect --auth``, by the session name asked for and by URL."""
+    return _FLOWS.setdefault(mcp, {})
+
+
 def _auth_arguments(p: Parser) -> None:
     p.add_argument("name", nargs="?", help="which session (default: the current one)")
     p.add_argument("--logout", action="store_true", help="forget the token and registration")
@@ -268,6 +281,9 @@ def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
         return _start_walk(mcp, args)
     if args.next is not None:
         return _advance_walk(mcp, args.next)
+    if args.steps and args.name and args.name not in mcp.sessions and (
+            args.name in _flows(mcp)):
+        return steps_listing(_flows(mcp)[args.name].steps)  # a connect that was refused
     hosted = mcp.session(args.name)
     oauth = oauth_of(hosted)
     if oauth is None:
