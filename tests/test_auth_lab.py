@@ -233,3 +233,20 @@ def test_paste_back_and_headless_callbacks() -> None:
     assert "add" in _run((), headless)
     assert isinstance(OAuth(callback="auto-approved"), OAuth)
     assert AutoApproved().name == "auto-approved"
+
+
+def test_a_callback_that_breaks_fails_the_request_not_the_session() -> None:
+    def broken(authorization_url: str) -> str:
+        raise ConnectionRefusedError("the test's browser is not there")
+
+    async def attempt(url: str) -> tuple[str, str]:
+        transport = http_transport(url, "streamable-http", auth=OAuth(callback=Headless(broken)))
+        async with ClientSession(transport, timeout=30) as session:
+            with pytest.raises(RequestFailed) as failed:
+                await session.connect()
+            return str(failed.value), session.state.value
+
+    with lab_server("--auth") as lab:
+        message, state = anyio.run(lambda: attempt(lab.ready_text))
+    assert "the headless callback failed: ConnectionRefusedError: the test's browser" in message
+    assert "ServerExited" not in message and state != "Terminated"

@@ -28,6 +28,7 @@ from typing import Protocol
 import anyio
 import httpx
 
+from ..protocol.plaintext import plain_text
 from .discovery import origin
 from .errors import AuthorizationFailed
 from .jupyter import PUBLIC_URL_VARIABLE, JupyterServerCallback
@@ -102,8 +103,8 @@ class AutoApproved(Headless):
         if not response.is_redirect or not location:
             raise AuthorizationFailed(
                 f"the authorization endpoint answered {response.status_code} without a "
-                "redirect", rule="auto-approval expects an immediate redirect",
-                fix="authorize in a browser (callback='paste' or 'loopback')")
+                f"redirect{_reason(response)}", rule="auto-approval expects an immediate "
+                "redirect", fix="authorize in a browser (callback='paste' or 'loopback')")
         location = str(httpx.URL(authorization_url).join(location))
         if origin(location) != origin(self.redirect_uri):
             raise AuthorizationFailed(
@@ -111,6 +112,20 @@ class AutoApproved(Headless):
                 f"client's redirect URI", rule="OAuth 2.1 §4.1.2: the redirect goes to the "
                 "registered redirect_uri")
         return location
+
+
+def _reason(response: httpx.Response) -> str:
+    """``: error — description`` from an OAuth error answer, or its first words; else ``""``."""
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
+        description = answer.get("error_description")
+        text = answer["error"] + (f" — {description}" if isinstance(description, str) else "")
+    else:
+        text = " ".join(response.text.split())[:200]
+    return f": {plain_text(text, one_line=True)}" if text else ""
 
 
 class PasteBack:

@@ -247,7 +247,18 @@ class OAuth(httpx.Auth):
         """Do what one need asks: an HTTP exchange (read, bounded) or the browser step."""
         if isinstance(need, BrowserNeed):
             assert self.callback is not None
-            return await self.callback.receive(need.authorization_url)
+            try:
+                return await self.callback.receive(need.authorization_url)
+            except AuthorizationFailed:
+                raise
+            except Exception as exc:
+                # Your callback's failure fails this request, not the transport (which
+                # would report the MCP server as gone).
+                raise AuthorizationFailed(
+                    f"the {self.callback.name} callback failed: {type(exc).__name__}: {exc}",
+                    rule="the browser step must bring back the redirect URL",
+                    fix="fix the callback, or authorize another way (callback='paste')"
+                ) from exc
         assert isinstance(need, HttpNeed)
         try:
             async with http.stream(need.request.method, need.request.url,
