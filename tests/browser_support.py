@@ -35,12 +35,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
@@ -167,7 +167,11 @@ class JupyterServer:
     :meth:`stop` (or use :func:`jupyter_server`).
     """
 
-    def __init__(self, root: Path, home: Path, front_end: FrontEnd = LAB) -> None:
+    def __init__(self, root: Path, home: Path, front_end: FrontEnd = LAB, *,
+                 options: Sequence[str] = (),
+                 environment: Callable[[str], dict[str, str]] | None = None) -> None:
+        """``options`` go to the server's command line; ``environment(base)`` gives
+        variables for the server and so for its kernels (``base`` is its own URL)."""
         self.root = root
         self.front_end = front_end
         self.port = free_port()
@@ -195,6 +199,7 @@ class JupyterServer:
                               for prefix in (sys.prefix, sys.base_prefix))),
             "NO_PROXY": "127.0.0.1",
             "no_proxy": "127.0.0.1",
+            **(environment(self.base) if environment is not None else {}),
         }
         self.log_path = home / f"{front_end.name}.log"
         self._log = self.log_path.open("wb")
@@ -210,6 +215,7 @@ class JupyterServer:
                 "--ServerApp.terminals_enabled=False",
                 "--allow-root",  # CI containers run as root; harmless otherwise
                 *front_end.options,
+                *options,
             ],
             env=env, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,  # so a last-resort kill reaches the whole group
@@ -283,11 +289,15 @@ class JupyterServer:
 
 @contextmanager
 def jupyter_server(tmp_path_factory: pytest.TempPathFactory,
-                   front_end: FrontEnd = LAB) -> Iterator[JupyterServer]:
-    """A running server (skipped or failed without the stack); fails if anything outlives it."""
+                   front_end: FrontEnd = LAB, **settings: Any) -> Iterator[JupyterServer]:
+    """A running server (skipped or failed without the stack); fails if anything outlives it.
+
+    ``settings`` are :class:`JupyterServer`'s ``options`` and ``environment``.
+    """
     require_browser_stack(front_end)
     server = JupyterServer(tmp_path_factory.mktemp(f"{front_end.name}-root"),
-                           tmp_path_factory.mktemp(f"{front_end.name}-home"), front_end)
+                           tmp_path_factory.mktemp(f"{front_end.name}-home"), front_end,
+                           **settings)
     try:
         yield server
     finally:

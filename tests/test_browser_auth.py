@@ -5,8 +5,10 @@ server behind its authorization server with an approval page (``--auth-approval 
 The test does what a person does: clicks the Authorize link the cell shows (a new tab),
 clicks Approve, and then either the redirect reaches the kernel's loopback listener by
 itself, or (paste-back) the test reads the address the tab landed on and types it into
-JupyterLab's input box. Either way the cell ends connected and the next cell works. A last
-cell, run in the same kernel, checks that the page (widgets and outputs) holds no token.
+JupyterLab's input box, or (the Binder/JupyterHub way) the redirect lands on the Jupyter
+server itself, whose extension hands it to the kernel. Either way the cell ends connected
+and the next cell works. A last cell, run in the same kernel, checks that the page (widgets
+and outputs) holds no token.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from browser_support import (
 )
 from http_support import lab_server
 
+from mcp_nb.auth.jupyter import CALLBACK_PATH, PUBLIC_URL_VARIABLE
+
 pytestmark = pytest.mark.timeout(300)
 
 #: Where paste-back sends the browser back to: nothing listens there (a person copies the
@@ -46,10 +50,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
         yield running
 
 
-def _cells(url: str, callback: str) -> list[str]:
+def _cells(url: str, callback: str | None) -> list[str]:
+    chosen = f" --auth-callback {callback}" if callback else ""
     return [
         "%load_ext mcp_nb",
-        f"%mcp connect web {url} --auth --auth-callback {callback}",
+        f"%mcp connect web {url} --auth{chosen}",
         "%mcp tools",
         # The same kernel checks the page the test saved (it alone knows the token).
         "import pathlib, time\n"
@@ -148,3 +153,41 @@ def test_paste_back_through_jupyterlabs_input_box(server: JupyterServer) -> None
             box.fill(tab.url)  # what a person copies from the tab's address bar
             box.press("Enter")
             _finish(page, server, connecting, "auth_paste_done.png")
+
+
+@pytest.fixture(scope="module")
+def server_with_callback_route(tmp_path_factory: pytest.TempPathFactory
+                               ) -> Iterator[JupyterServer]:
+    """JupyterLab with mcp_nb's server extension, its kernels told the server's public URL.
+
+    Enabled by option: an editable install (the test command's) ships no config file.
+    """
+    with jupyter_server(
+            tmp_path_factory, LAB,
+            options=("--ServerApp.jpserver_extensions={'mcp_nb.auth.jupyter': True}",),
+            environment=lambda base: {PUBLIC_URL_VARIABLE: base + "/"}) as running:
+        yield running
+
+
+def test_the_redirect_lands_on_the_jupyter_server_itself(
+        server_with_callback_route: JupyterServer) -> None:
+    server = server_with_callback_route
+    with lab_server("--auth", "--auth-approval", "page") as lab:
+        name = "auth_jupyter.ipynb"
+        # No --auth-callback: with the server's URL known, "auto" takes the server's route.
+        write_notebook(server.root / name, _cells(lab.ready_text, None))
+        with browser_page(server) as page, screenshot_on_failure(page, "auth_jupyter.png"):
+            _allow_loopback(page)
+            open_notebook(page, server, name)
+            start_all(page)
+            connecting = cell(page, 1)
+            live_widgets(connecting).filter(
+                has_text="the page comes back to this Jupyter server").first.wait_for()
+            tab = _authorize(page, connecting)
+            # The approval page sends the tab to this Jupyter server (same origin as the
+            # notebook, behind its login), which keeps the redirect for the kernel.
+            tab.wait_for_url(server.base + "/" + CALLBACK_PATH + "?**")
+            tab.wait_for_function(
+                "() => document.body.innerText.includes('Return to your notebook')",
+                polling=POLL_MS)
+            _finish(page, server, connecting, "auth_jupyter_done.png")

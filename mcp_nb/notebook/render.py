@@ -37,6 +37,7 @@ STYLE = """<style>
 .mcpnb { font-family: system-ui, sans-serif; font-size: 13px; }
 .mcpnb table { border-collapse: collapse; }
 .mcpnb td, .mcpnb th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
+.mcpnb td { overflow-wrap: anywhere; }  /* a long URL wraps instead of widening the table */
 .mcpnb pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
 .mcpnb .hl { background: #fff3b0; font-weight: 600; }
 .mcpnb .card { border: 1px solid #bbb; border-radius: 6px; padding: 6px; margin: 4px 0; }
