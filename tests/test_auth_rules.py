@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -100,3 +101,18 @@ def test_every_lab_fault_is_documented() -> None:
         encoding="utf-8")
     for name, what in AUTH_FAULTS.items():
         assert f"| `{name}` | {what} |" in text
+
+
+def test_the_signing_key_is_imported_as_the_type_its_algorithm_needs() -> None:
+    from joserfc.jwk import ECKey
+
+    from mcp_nb.auth.grants import signing_key
+
+    key = ECKey.generate_key("P-256", private=True)
+    pem = key.as_pem(private=True).decode()
+    assert isinstance(signing_key(pem, "ES256"), ECKey)
+    assert isinstance(signing_key(json.dumps(key.as_dict(private=True)), "ES256"), ECKey)
+    with pytest.raises(AuthorizationFailed, match="no RSA key, which RS256 needs"):
+        signing_key(pem, "RS256")
+    with pytest.raises(AuthorizationFailed, match="no key type for the signing algorithm"):
+        signing_key(pem, "HS256")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from typing import Any
 from urllib.parse import urlencode
@@ -11,6 +12,8 @@ from authlib.common.security import generate_token
 from authlib.oauth2.auth import ClientAuth
 from authlib.oauth2.rfc7523 import private_key_jwt_sign
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from joserfc.errors import JoseError
+from joserfc.jwk import import_key
 
 from . import discovery
 from .dpop import DpopKey, supports_dpop
@@ -206,9 +209,9 @@ class Grants:
                 raise AuthorizationFailed("private_key_jwt needs a private key",
                                           rule="RFC 7523 §2.2", fix="pass private_key=PEM")
             # The assertion's audience is the authorization server's issuer (RFC 7523bis).
-            assertion = private_key_jwt_sign(self.settings.private_key,
-                                             registration.client_id, server.issuer,
-                                             alg=self.settings.signing_algorithm)
+            alg = self.settings.signing_algorithm
+            assertion = private_key_jwt_sign(signing_key(self.settings.private_key, alg),
+                                             registration.client_id, server.issuer, alg=alg)
             fields = {**fields, "client_assertion_type": JWT_BEARER_ASSERTION,
                       "client_assertion": _text(assertion)}
             body = urlencode(fields)
@@ -263,3 +266,30 @@ class Grants:
 
 def _text(value: str | bytes) -> str:
     return value.decode("ascii") if isinstance(value, bytes) else value
+
+
+#: The key type each family of JWS algorithms signs with (RFC 7518 §3.1, RFC 8037 §3.1).
+_KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
+
+
+def signing_key(private_key: str, alg: str) -> Any:
+    """The client's private key (PEM, or a JWK as JSON) as a key of the type ``alg`` needs.
+
+    Imported with its type named, as joserfc asks: a key of another type is refused
+    here rather than guessed at.
+    """
+    key_type = _KEY_TYPES.get(alg[:2])
+    if key_type is None:
+        raise AuthorizationFailed(f"no key type for the signing algorithm {alg!r}",
+                                  rule="RFC 7518 §3.1", fix="sign with RS256, PS256, ES256 or "
+                                  "EdDSA (signing_algorithm=…)")
+    text = private_key.strip()
+    data: Any = json.loads(text) if text.startswith("{") else text
+    try:
+        return import_key(data, key_type)  # type: ignore[arg-type]
+    except (ValueError, TypeError, JoseError) as exc:
+        raise AuthorizationFailed(f"the private key is no {key_type} key, which {alg} needs: "
+                                  f"{exc}",
+                                  rule="RFC 7523 §2.2: the assertion is signed with the "
+                                  "client's key", fix="pass the PEM (or JWK) of the key the "
+                                  "client registered") from None
