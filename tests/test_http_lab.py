@@ -7,10 +7,12 @@ the error raised, the lifecycle state, and the transcript's HTTP events.
 
 from __future__ import annotations
 
+import gc
 import re
 import socket
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 
 import anyio
@@ -394,3 +396,17 @@ def test_lab_help_documents_every_http_knob() -> None:
     for flag in ("--http", "--sse", "--host", "--port", "--drop-stream-after",
                  "--expire-session-after", "--no-delete", "--no-get-stream", "--require-header"):
         assert flag in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["streamable-http", "sse"])
+async def test_a_closed_transport_leaves_no_stream_unclosed(lab: ServerProcess,
+                                                           kind: str) -> None:
+    # The inbox's receiving end used to be dropped unclosed (a ResourceWarning per session).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        async with lab_session(lab, path="/sse" if kind == "sse" else "/mcp",
+                               transport=kind) as session:
+            await session.connect()
+            await session.list_tools()
+        gc.collect()
+    assert not [w for w in caught if "MemoryObject" in str(w.message)]

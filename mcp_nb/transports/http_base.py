@@ -165,6 +165,7 @@ class HttpTransportBase:
         try:
             item = await self._inbox_out.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._inbox_out.close()  # drained and ended: nothing more can come
             raise self.describe_exit() from None
         if isinstance(item, TransportClosed):
             raise item
@@ -239,6 +240,11 @@ class HttpTransportBase:
                                 f"closed the {self.kind} transport's HTTP connections")
             finally:
                 self._inbox_in.close()
+                assert self._inbox_out is not None
+                if not self._inbox_out.statistics().current_buffer_used:
+                    # Nothing left for the session to read: the receiving end goes too
+                    # (else a reader drains what is left and closes it in receive()).
+                    self._inbox_out.close()
                 self._closed.set()
 
     # -- hooks for the concrete transports -------------------------------------------------
