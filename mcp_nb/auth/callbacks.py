@@ -30,7 +30,7 @@ import httpx
 
 from ..protocol.plaintext import plain_text
 from .discovery import origin
-from .errors import AuthorizationFailed
+from .errors import AuthorizationFailed, oauth_error_text
 from .jupyter import PUBLIC_URL_VARIABLE, JupyterServerCallback
 
 #: Where paste-back and headless modes say the browser goes back to (nothing listens there:
@@ -120,10 +120,8 @@ def _reason(response: httpx.Response) -> str:
         answer = response.json()
     except ValueError:
         answer = None
-    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
-        description = answer.get("error_description")
-        text = answer["error"] + (f" — {description}" if isinstance(description, str) else "")
-    else:
+    text = oauth_error_text(answer) if isinstance(answer, dict) else ""
+    if not text:
         text = " ".join(response.text.split())[:200]
     return f": {plain_text(text, one_line=True)}" if text else ""
 

@@ -1,6 +1,10 @@
-"""The one error an authorization flow raises: which rule was broken, and how to fix it."""
+"""The one error an authorization flow raises (which rule was broken, how to fix it), and how
+an authorization server's own error answers are read into it."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -24,3 +28,21 @@ class AuthorizationFailed(httpx.HTTPError):
         if fix:
             text += f" — {fix}"
         super().__init__(text)
+
+
+def oauth_error_text(answer: Mapping[str, Any], otherwise: str = "") -> str:
+    """``error — error_description`` of an OAuth error answer, else ``otherwise``.
+
+    The same two fields come back in a redirect's query (OAuth 2.1 §4.1.2.1) and in
+    a token endpoint's JSON (§3.2.4).
+
+    >>> oauth_error_text({"error": "invalid_grant", "error_description": "expired"})
+    'invalid_grant — expired'
+    >>> oauth_error_text({"error": "invalid_grant"}), oauth_error_text({}, "HTTP 500")
+    ('invalid_grant', 'HTTP 500')
+    """
+    error = answer.get("error")
+    if not isinstance(error, str) or not error:
+        return otherwise
+    description = answer.get("error_description")
+    return f"{error} — {description}" if isinstance(description, str) and description else error

@@ -17,7 +17,7 @@ from joserfc.jwk import import_key
 
 from . import discovery
 from .dpop import DpopKey, supports_dpop
-from .errors import AuthorizationFailed
+from .errors import AuthorizationFailed, oauth_error_text
 from .flow_values import AuthState, BrowserNeed, ClientSettings, Need, ServerMetadata
 from .identity import ClientIdentity
 from .steps import shown_form, shown_response, shown_url
@@ -105,8 +105,8 @@ class Grants:
                 "looks like this)")
         if params.get("error"):
             raise AuthorizationFailed(
-                f"the authorization server refused: {params.get('error')} "
-                f"{params.get('error_description') or ''}".strip(), rule="OAuth 2.1 §4.1.2.1")
+                f"the authorization server refused: {oauth_error_text(params)}",
+                rule="OAuth 2.1 §4.1.2.1")
         code = params.get("code")
         if not code:
             raise AuthorizationFailed("the redirect carries no code", rule="OAuth 2.1 §4.1.2")
@@ -237,12 +237,11 @@ class Grants:
             self.trail.note(step, shown, shown_response(response), "RFC 9449 §8: the server "
                             "wants its nonce in the proof", "fallback", "retrying with the nonce")
         if response.status_code != 200 or "access_token" not in answer:
-            error = answer.get("error", f"HTTP {response.status_code}")
+            error = oauth_error_text(answer, f"HTTP {response.status_code}")
             self.trail.note(step, shown, shown_response(response), "OAuth 2.1 §3.2.4", "refused",
-                            f"{error} {answer.get('error_description') or ''}".strip())
+                            error)
             raise AuthorizationFailed(
-                f"the token endpoint refused: {error} "
-                f"{answer.get('error_description') or ''}".strip(), rule="OAuth 2.1 §3.2.4",
+                f"the token endpoint refused: {error}", rule="OAuth 2.1 §3.2.4",
                 fix="check the client's credentials and the scopes asked for")
         token_type = str(answer.get("token_type", "")).lower()
         if token_type not in (("dpop", "bearer") if dpop else ("bearer",)):
