@@ -6,6 +6,12 @@ call sees the caller's context variables (ipykernel routes a display to its
 cell that way, which a task reused across calls would break), a timed-out call
 is cancelled on the loop and the next call still runs, two threads' calls run
 side by side, and a stopped loop refuses calls cleanly.
+
+The calling thread runs the loop itself for the length of its call (the loop is
+handed over, never run by two threads at once); the rest pins what that must
+keep: the loop still runs between calls, a thread that runs a loop of its own
+(as ipykernel's main thread does) gets it back, and an interrupt cancels the
+call on the loop instead of landing in the middle of the loop's work.
 """
 
 from __future__ import annotations
@@ -13,12 +19,16 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import os
+import signal
 import threading
+import time
 import warnings
 
 import pytest
 
 from mcp_nb.notebook import BackgroundLoop
+from mcp_nb.notebook.loop import Interrupted
 
 
 @pytest.fixture
@@ -106,3 +116,116 @@ def test_a_stopped_loop_refuses_calls_without_leaving_them_unawaited() -> None:
             loop.run(_answer(2))
         gc.collect()  # an unawaited coroutine is reported when it is collected
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+def test_the_loop_keeps_running_between_calls(background: BackgroundLoop) -> None:
+    background.run(_answer("a call hands the loop to this thread"))
+    # Work that arrives while no call is waiting (a notification, a timer, another
+    # thread's submit) is still done: the background thread takes the loop back.
+    called = threading.Event()
+    background.call_soon(called.set)
+    assert called.wait(5)
+    fired = threading.Event()
+    background.loop.call_soon_threadsafe(background.loop.call_later, 0.01, fired.set)
+    assert fired.wait(5)
+    assert background.submit(_answer("submitted")).result(5) == "submitted"
+
+
+def test_a_call_runs_on_the_thread_that_waits_for_it(background: BackgroundLoop) -> None:
+    async def where() -> int:
+        return threading.get_ident()
+
+    # The answer wakes the thread that waits for it, not a second thread that then wakes it.
+    assert background.run(where()) == threading.get_ident()
+    assert background.run(where()) == threading.get_ident()
+
+
+def test_a_thread_running_its_own_loop_gets_it_back(background: BackgroundLoop) -> None:
+    async def cell() -> tuple[object, object]:
+        # A cell's code is synchronous, called from the kernel's running loop.
+        outer = asyncio.get_running_loop()
+        inner = background.run(_running_loop())
+        return inner, outer is asyncio.get_running_loop()
+
+    inner, outer_back = asyncio.run(cell())
+    assert inner is background.loop
+    assert outer_back
+
+
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+def test_code_on_the_loop_cannot_wait_for_the_loop(background: BackgroundLoop) -> None:
+    async def nested() -> None:
+        inner = _answer("never")
+        try:
+            background.run(inner)
+        finally:
+            inner.close()
+
+    with pytest.raises(RuntimeError, match="await the coroutine instead"):
+        background.run(nested())
+
+
+def _interrupt_main_thread_after(seconds: float) -> threading.Timer:
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_an_interrupt_cancels_the_call_on_the_loop(background: BackgroundLoop) -> None:
+    seen: list[str] = []
+
+    async def slow() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)  # cleanup that needs the loop (a cancel on the wire)
+            seen.append("cleaned up")
+            raise
+
+    handler_before = signal.getsignal(signal.SIGINT)
+    _interrupt_main_thread_after(0.2)
+    with pytest.raises(Interrupted, match="cancelled"):
+        background.run(slow())
+    assert seen == ["cleaned up"]
+    # The thread's own handler is back, and the loop still works.
+    assert signal.getsignal(signal.SIGINT) is handler_before
+    assert background.run(_answer("after")) == "after"
+
+
+def test_a_second_interrupt_stops_waiting_for_a_stuck_cleanup(
+        background: BackgroundLoop) -> None:
+    release, finished = threading.Event(), threading.Event()
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            while not release.is_set():  # a cleanup that ends only when the test says so
+                await asyncio.sleep(0.01)
+            finished.set()
+            raise
+
+    _interrupt_main_thread_after(0.2)
+    _interrupt_main_thread_after(0.4)
+    started = time.monotonic()
+    with pytest.raises(Interrupted):
+        background.run(stubborn())
+    # Not the cleanup's own bound (5 s): the second interrupt ended the wait.
+    assert time.monotonic() - started < 4
+    assert not finished.is_set()
+    # The cleanup goes on without the cell; the background thread finishes it.
+    release.set()
+    assert finished.wait(5)
+
+
+def test_stop_after_a_call_ends_the_thread_and_runs_what_is_pending() -> None:
+    loop = BackgroundLoop("test-stop-parked")
+    assert loop.run(_answer(1)) == 1
+    ran = threading.Event()
+    loop.call_soon(ran.set)
+    loop.stop()
+    assert ran.is_set()
+    assert not loop.running

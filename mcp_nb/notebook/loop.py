@@ -1,16 +1,42 @@
-"""One event loop in a background thread, where every notebook session lives.
+"""One event loop for every notebook session, run by a background thread between calls.
 
-Why a thread and not the kernel's own loop: a cell is synchronous code running
+Why a loop of its own and not the kernel's: a cell is synchronous code running
 *inside* the kernel's loop, so it cannot wait on that loop without re-entering
 it (the trick nest_asyncio played, which is archived and breaks anyio on newer
-Pythons).  A second loop in its own thread needs no patching, keeps running
-between cells — so notifications, progress and server exits keep arriving — and
-a cell simply waits on a future.
+Pythons).  A second loop needs no patching, keeps running between cells — so
+notifications, progress and server exits keep arriving — and a cell simply
+waits for its call.
 
-Interrupts: Jupyter's interrupt raises KeyboardInterrupt in the kernel's main
-thread while it waits here; :meth:`BackgroundLoop.run` then cancels the task on
-the loop (which makes the session send ``notifications/cancelled``), waits for
-that cleanup to finish, and re-raises.
+Who runs the loop (the *driver*) changes hands; it is never run by two threads
+at once:
+
+* Between calls the background thread runs it (``run_forever``).
+* A cell's call takes it: the background thread stops at the end of its
+  iteration and *parks* the loop, and the cell's own thread runs the loop
+  until the call's task is done.  The server's answer then wakes the very
+  thread that waits for it, as in a plain blocking client, instead of waking
+  the background thread, which would then wake the cell: each of those
+  wake-ups costs tens of microseconds (benchmarks/RESULTS.md, "Where the hop's
+  time goes"), more than the rest of a round trip.
+* After a call the loop stays parked for :data:`HANDBACK_SECONDS`; a call in
+  that time (the next line of the cell, the next step of a loop) takes it
+  without asking anyone.  Then the background thread takes it back.
+
+Running an asyncio loop from another thread is allowed, one thread at a time
+(``run_forever`` records the running thread as it starts).  The one thing a
+cell's thread must do first is step out of the kernel's loop: asyncio refuses
+to run a loop in a thread where another is running, so the kernel's loop is
+set aside (``asyncio._set_running_loop``) for the length of the call and put
+back after it.  The kernel's loop is not touched: the cell blocks it anyway.
+
+Interrupts: Jupyter's interrupt is SIGINT to the kernel's main thread.  While
+that thread runs the loop, a KeyboardInterrupt raised in the middle of the
+loop's own work could lose a frame half read, so a handler of ours is
+installed for the call: the first interrupt cancels the call's task (the
+session then sends ``notifications/cancelled``), the loop runs until that
+cleanup is done, and :class:`Interrupted` is raised, as before.  A call that
+waits for another thread's call to finish (two threads calling at once) is
+run by that thread's loop and waits on a lock, which an interrupt breaks.
 """
 
 from __future__ import annotations
@@ -19,12 +45,21 @@ import _thread
 import asyncio
 import concurrent.futures
 import os
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from types import FrameType
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+try:  # the C functions under the signal module: its wrappers cost 9 µs a call, these 0.2
+    from _signal import getsignal as _get_handler
+    from _signal import signal as _set_handler
+except ImportError:  # not CPython
+    from signal import getsignal as _get_handler  # type: ignore[assignment]
+    from signal import signal as _set_handler  # type: ignore[assignment]
 
 # A lock wait is interrupted by a signal on POSIX, so a waiting cell sleeps until the
 # result is there; on Windows it is not, and the wait is cut into slices this long so
@@ -33,6 +68,10 @@ _WAIT_SLICE_SECONDS = None if os.name == "posix" else 0.1
 # After an interrupt, how long to wait for the cancelled task's cleanup (sending
 # notifications/cancelled is one write to a pipe or one POST).
 _CANCEL_CLEANUP_SECONDS = 5.0
+#: How long the loop stays parked after a cell's call before the background thread takes
+#: it back.  Notifications and timers wait at most this long between calls; a call in that
+#: time takes the loop without waking anyone.
+HANDBACK_SECONDS = 0.02
 
 
 class Interrupted(KeyboardInterrupt):
@@ -40,7 +79,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 class BackgroundLoop:
-    """An asyncio loop running forever in a daemon thread.
+    """An asyncio loop kept running by a daemon thread, and by each cell while it waits.
 
     Example::
 
@@ -52,17 +91,63 @@ class BackgroundLoop:
     def __init__(self, name: str = "mcp_nb-loop") -> None:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
+        # Guards the driver fields below; a cell waiting for the loop, and the
+        # background thread waiting to take it back, wait on it.
+        self._baton = threading.Condition(threading.Lock())
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        #: The thread running the loop now (its ident), or None while the loop is parked.
+        self._driver: int | None = None
+        self._parked_at = 0.0
+        self._handover_asked = False
+        self._closing = False
         self._thread.start()
         self._ready.wait()
 
     def _main(self) -> None:
         asyncio.set_event_loop(self._loop)
+        with self._baton:
+            self._driver = threading.get_ident()
         self._loop.call_soon(self._ready.set)
         try:
-            self._loop.run_forever()
+            while True:
+                self._loop.run_forever()
+                if not self._park_until_idle():
+                    break
         finally:
             self._loop.close()
+
+    def _park_until_idle(self) -> bool:
+        """Park the loop for the cells, and take it back once it sat parked long enough.
+
+        Runs on the background thread after its ``run_forever`` stopped.
+        Returns False when the loop is closing (and was run one last time).
+        """
+        me = threading.get_ident()
+        with self._baton:
+            if self._closing:
+                return False
+            self._driver = None
+            self._parked_at = time.monotonic()
+            self._handover_asked = False
+            self._baton.notify_all()  # the cell that asked for the loop
+            while True:
+                if self._driver is None and self._closing:
+                    # Run what is pending, then stop for good.
+                    self._loop.call_soon(self._loop.stop)
+                    break
+                if self._driver is None:
+                    left = self._parked_at + HANDBACK_SECONDS - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._baton.wait(left)
+                else:
+                    # A cell runs the loop.  Look again later rather than be told when
+                    # it parks: calls in a row park and take it back within
+                    # microseconds, and a wake-up per call would cost them a context
+                    # switch each.
+                    self._baton.wait(HANDBACK_SECONDS)
+            self._driver = me
+            return True
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -73,7 +158,8 @@ class BackgroundLoop:
         return self._thread.is_alive() and not self._loop.is_closed()
 
     def in_loop_thread(self) -> bool:
-        return threading.current_thread() is self._thread
+        """True in code the loop is running right now (on whichever thread runs it)."""
+        return asyncio._get_running_loop() is self._loop
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop without waiting (for long-lived tasks)."""
@@ -83,7 +169,7 @@ class BackgroundLoop:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
-        """Run a plain callback on the loop thread."""
+        """Run a plain callback on the loop."""
         self._loop.call_soon_threadsafe(callback, *args)
 
     def run(self, coro: Coroutine[Any, Any, T] | Awaitable[T],
@@ -92,15 +178,61 @@ class BackgroundLoop:
 
         On KeyboardInterrupt the task is cancelled and its cleanup awaited before
         :class:`Interrupted` is raised, so an interrupted request really is
-        cancelled on the wire.
+        cancelled on the wire.  The task runs in the calling thread's context.
         """
         if self.in_loop_thread():
-            raise RuntimeError("BackgroundLoop.run() called from the loop's own thread; "
+            raise RuntimeError("BackgroundLoop.run() called from code running on the loop; "
                                "await the coroutine instead")
-        if not self.running:
-            if isinstance(coro, Coroutine):
-                coro.close()  # never to run: closed, so Python does not warn it was not awaited
-            raise RuntimeError("the mcp_nb background loop has stopped; reload the extension")
+        me = threading.get_ident()
+        driven = _DrivenCall(self._loop, coro)
+        try:
+            if self._take_the_loop(me):
+                return driven.drive(timeout)
+        except Interrupted:  # the call's own outcome
+            raise
+        except KeyboardInterrupt:  # before the call's own interrupt handler was in place
+            driven.discard()
+            raise Interrupted("interrupted before the request was sent") from None
+        except BaseException:
+            driven.discard()
+            raise
+        finally:
+            if self._driver == me:  # only this thread sets it to its own ident
+                self._park()
+        # Another thread runs the loop right now: its loop runs this call too.
+        return self._run_by_the_driver(coro, timeout)
+
+    def _take_the_loop(self, me: int) -> bool:
+        """Become the loop's driver: True, or False if another cell's thread drives it now.
+
+        A parked loop is taken at once; from the background thread it is asked
+        for (it stops at the end of its iteration and parks it).
+        """
+        with self._baton:
+            while True:
+                if self._closing or not self.running:
+                    raise RuntimeError(
+                        "the mcp_nb background loop has stopped; reload the extension")
+                if self._driver is None:
+                    self._driver = me
+                    return True
+                if self._driver != self._thread.ident:
+                    return False
+                if not self._handover_asked:
+                    self._handover_asked = True
+                    self._loop.call_soon_threadsafe(self._loop.stop)
+                self._baton.wait(_WAIT_SLICE_SECONDS)
+
+    def _park(self) -> None:
+        with self._baton:
+            self._driver = None
+            self._parked_at = time.monotonic()
+            if self._closing:
+                self._baton.notify_all()
+
+    def _run_by_the_driver(self, coro: Coroutine[Any, Any, T] | Awaitable[T],
+                           timeout: float | None) -> T:
+        """Hand ``coro`` to whichever thread runs the loop, and wait on a lock for it."""
         call = _CellCall(coro)
         self._loop.call_soon_threadsafe(call.start, self._loop)
         try:
@@ -119,10 +251,112 @@ class BackgroundLoop:
         """Stop the loop after pending callbacks; join the thread."""
         if not self.running:
             return
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        with self._baton:
+            self._closing = True
+            if self._driver == self._thread.ident:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+            self._baton.notify_all()
         self._thread.join(timeout)
 
 
+class _DrivenCall:
+    """One coroutine run by the calling thread itself, which runs the loop until it is done."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop,
+                 coro: Coroutine[Any, Any, Any] | Awaitable[Any]) -> None:
+        self.loop = loop
+        self.coro = coro
+        self.task: asyncio.Task[None] | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.interrupted = False
+        self.timed_out = False
+        self.gave_up = False  # the cleanup outlasted its bound, or a second interrupt came
+        self._timers: list[asyncio.TimerHandle] = []
+
+    async def _run(self) -> None:
+        try:
+            self.result = await self.coro
+        except BaseException as exc:  # raised in the calling thread by outcome()
+            self.error = exc
+        finally:
+            if not self.gave_up:  # else the background thread runs the loop by now
+                self.loop.stop()  # ends the drive at the end of this iteration
+
+    def discard(self) -> None:
+        """The call never started: close its coroutine (else Python warns it was never awaited)."""
+        if self.task is None and isinstance(self.coro, Coroutine):
+            self.coro.close()
+
+    def drive(self, timeout: float | None) -> Any:
+        """Run the loop in this thread until the call is done; its result or its error."""
+        loop = self.loop
+        outer = asyncio._get_running_loop()  # the kernel's, when a cell calls
+        restore_sigint = self._catch_sigint()  # from here on, an interrupt only schedules
+        try:
+            asyncio._set_running_loop(None)
+            self.task = loop.create_task(self._run())  # in the caller's context
+            if timeout is not None:
+                self._timers.append(loop.call_later(timeout, self._time_out))
+            while not self.task.done() and not self.gave_up:
+                loop.run_forever()
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            asyncio._set_running_loop(outer)
+            restore_sigint()
+        return self.outcome(timeout)
+
+    def _catch_sigint(self) -> Callable[[], None]:
+        """Install the interrupt handler for the call; return what puts the old one back."""
+        if threading.current_thread() is not threading.main_thread():
+            return _nothing  # signals reach the main thread only
+        previous = _get_handler(signal.SIGINT)
+        if not callable(previous):  # ignored, default or set outside Python: left alone
+            return _nothing
+        _set_handler(signal.SIGINT, self._on_sigint)
+        return lambda: _set_handler(signal.SIGINT, previous)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        # A signal handler runs between two bytecodes of whatever the loop was doing;
+        # it only schedules, through the loop's thread-safe door.
+        if self.interrupted:
+            self.gave_up = True
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            return
+        self.interrupted = True
+        self.loop.call_soon_threadsafe(self._cancel)
+
+    def _time_out(self) -> None:
+        self.timed_out = True
+        self._cancel()
+
+    def _cancel(self) -> None:
+        assert self.task is not None
+        if self.task.done():  # the interrupt came as the call ended
+            return
+        self.task.cancel()
+        self._timers.append(self.loop.call_later(_CANCEL_CLEANUP_SECONDS, self._give_up))
+
+    def _give_up(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.gave_up = True
+            self.loop.stop()
+
+    def outcome(self, timeout: float | None) -> Any:
+        if self.interrupted:
+            raise Interrupted("interrupted: the waiting request was cancelled")
+        if self.timed_out:
+            raise TimeoutError(f"no result within {timeout:g}s")
+        if isinstance(self.error, asyncio.CancelledError):
+            raise Interrupted("the request was cancelled")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def _nothing() -> None:
+    pass
 class _CellCall:
     """One coroutine a cell waits for: run in a task on the loop, its end signalled by a lock."""
 

@@ -1,9 +1,11 @@
 """Live ipywidgets views of a session, fed by its events.
 
 Each widget subscribes to the session's lifecycle transitions and transcript
-and redraws from :mod:`mcp_nb.notebook.render`.  Events arrive on the session's
-loop thread; ipywidgets sends the change to the browser from there (ipykernel's
-iopub channel is thread-safe), so a widget moves while a cell is still waiting.
+and redraws from :mod:`mcp_nb.notebook.render`.  Events arrive on whichever
+thread runs the session's loop (the waiting cell's, or the background thread
+between calls); ipywidgets sends the change to the browser from there
+(ipykernel's iopub channel is thread-safe), so a widget moves while a cell is
+still waiting.
 
 Every widget also has a short deterministic ``text/plain`` repr (what nbval
 compares) and a static ``text/html`` repr (what nbviewer and GitHub show).
