@@ -344,15 +344,20 @@ async def spawn_and_close(client: Client, argv: list[str], times: int) -> dict[s
     return {"spawn_handshake": opened, "close": closed}
 
 
-async def round_trips(client: Client, handle: Any, calls: int) -> tuple[list[float], float]:
+async def round_trips(client: Client, handle: Any, calls: int,
+                      gap: float = 0.0) -> tuple[list[float], float]:
     """Each call's wall time, and this process's CPU time per call over all of them.
 
     The CPU figure is the client's own cost without the server's or the
     scheduler's share, so it stays comparable when the machine is busy.
+    ``gap`` is an untimed pause before each call (the whole thread sleeps, as a
+    person between two cells does).
     """
     samples = []
     cpu_start = time.process_time()
     for _ in range(calls):
+        if gap:
+            time.sleep(gap)
         start = time.perf_counter()
         await client.call(handle)
         samples.append(time.perf_counter() - start)
