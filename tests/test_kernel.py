@@ -115,6 +115,24 @@ def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
     assert _plain(kernel.execute("%mcp call echo text=still-here"))[-1] == (
         "ToolResult (ok): still-here")
 
+    # A second call in a row runs the loop on the kernel's main thread itself, with
+    # mcp_nb's SIGINT handler in place for the call (the loop is kept parked here so
+    # that it is that path, whatever the machine's speed).
+    kernel.execute("__import__('mcp_nb.notebook').notebook.manager().loop"
+                   "._handback_seconds = 600")
+    in_a_row = kernel.execute("%mcp call echo text=first\n%mcp call slow steps=100 interval=0.1",
+                              interrupt_after=1.5)
+    assert in_a_row["status"] == "error"
+    assert "cancelled" in in_a_row["reply"]["evalue"]
+    cancel_ids = kernel.value(
+        f"[e.message['params']['requestId'] for e in "
+        f"{SESSION}.transcript.filter(method='notifications/cancelled')]")
+    assert cancel_ids == "[4, 5, 8]"  # 7 was the echo that came first
+    assert _plain(kernel.execute("%mcp call echo text=after"))[-1] == "ToolResult (ok): after"
+    # The kernel's own interrupt handling is back: plain code is interrupted as ever.
+    sleeping = kernel.execute("import time; time.sleep(30)", interrupt_after=1.0)
+    assert sleeping["reply"]["ename"] == "KeyboardInterrupt"
+
     kernel.shutdown()
     assert wait_gone(server_pid), "the lab server outlived the kernel"
 

@@ -11,16 +11,19 @@ Who runs the loop (the *driver*) changes hands; it is never run by two threads
 at once:
 
 * Between calls the background thread runs it (``run_forever``).
-* A cell's call takes it: the background thread stops at the end of its
-  iteration and *parks* the loop, and the cell's own thread runs the loop
-  until the call's task is done.  The server's answer then wakes the very
-  thread that waits for it, as in a plain blocking client, instead of waking
-  the background thread, which would then wake the cell: each of those
-  wake-ups costs tens of microseconds (benchmarks/RESULTS.md, "Where the hop's
-  time goes"), more than the rest of a round trip.
-* After a call the loop stays parked for :data:`HANDBACK_SECONDS`; a call in
-  that time (the next line of the cell, the next step of a loop) takes it
-  without asking anyone.  Then the background thread takes it back.
+* A call that finds it there is handed over: the background thread runs the
+  call's task and releases a lock the cell sleeps on.  That costs two thread
+  wake-ups (cell → loop thread → cell), each tens of microseconds on a small
+  VM (benchmarks/RESULTS.md, "Where the hop's time goes"), more than the rest
+  of a round trip.  So, as the call ends, the background thread also *parks*
+  the loop: it stops at the end of that iteration and lets go of it.
+* A call that finds the loop parked (the next line of the cell, the next turn
+  of a loop) takes it and runs it on the cell's own thread until the call's
+  task is done: the server's answer wakes the very thread that waits for it,
+  as in a plain blocking client, and nobody else is woken.
+* After a call the loop stays parked for :data:`HANDBACK_SECONDS`; then the
+  background thread takes it back, so notifications and timers wait at most
+  that long between calls.
 
 Running an asyncio loop from another thread is allowed, one thread at a time
 (``run_forever`` records the running thread as it starts).  The one thing a
@@ -34,9 +37,10 @@ that thread runs the loop, a KeyboardInterrupt raised in the middle of the
 loop's own work could lose a frame half read, so a handler of ours is
 installed for the call: the first interrupt cancels the call's task (the
 session then sends ``notifications/cancelled``), the loop runs until that
-cleanup is done, and :class:`Interrupted` is raised, as before.  A call that
-waits for another thread's call to finish (two threads calling at once) is
-run by that thread's loop and waits on a lock, which an interrupt breaks.
+cleanup is done, and :class:`Interrupted` is raised, as before; a second
+interrupt stops waiting for a cleanup that hangs.  A handed-over call (or one
+made while another thread runs the loop) waits on a lock, which an interrupt
+breaks; its task is then cancelled on the loop in the same way.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from __future__ import annotations
 import _thread
 import asyncio
 import concurrent.futures
+import contextlib
+import math
 import os
 import signal
 import threading
@@ -88,8 +94,10 @@ class BackgroundLoop:
         loop.stop()
     """
 
-    def __init__(self, name: str = "mcp_nb-loop") -> None:
+    def __init__(self, name: str = "mcp_nb-loop", *,
+                 handback_seconds: float = HANDBACK_SECONDS) -> None:
         self._loop = asyncio.new_event_loop()
+        self._handback_seconds = handback_seconds
         self._ready = threading.Event()
         # Guards the driver fields below; a cell waiting for the loop, and the
         # background thread waiting to take it back, wait on it.
@@ -98,7 +106,8 @@ class BackgroundLoop:
         #: The thread running the loop now (its ident), or None while the loop is parked.
         self._driver: int | None = None
         self._parked_at = 0.0
-        self._handover_asked = False
+        # The background thread is about to park the loop (a handed-over call asked it to).
+        self._park_pending = False
         self._closing = False
         self._thread.start()
         self._ready.wait()
@@ -128,15 +137,15 @@ class BackgroundLoop:
                 return False
             self._driver = None
             self._parked_at = time.monotonic()
-            self._handover_asked = False
-            self._baton.notify_all()  # the cell that asked for the loop
+            self._park_pending = False
+            self._baton.notify_all()  # a cell waiting for the park
             while True:
                 if self._driver is None and self._closing:
                     # Run what is pending, then stop for good.
                     self._loop.call_soon(self._loop.stop)
                     break
                 if self._driver is None:
-                    left = self._parked_at + HANDBACK_SECONDS - time.monotonic()
+                    left = self._parked_at + self._handback_seconds - time.monotonic()
                     if left <= 0:
                         break
                     self._baton.wait(left)
@@ -145,7 +154,7 @@ class BackgroundLoop:
                     # it parks: calls in a row park and take it back within
                     # microseconds, and a wake-up per call would cost them a context
                     # switch each.
-                    self._baton.wait(HANDBACK_SECONDS)
+                    self._baton.wait(self._handback_seconds)
             self._driver = me
             return True
 
@@ -180,60 +189,83 @@ class BackgroundLoop:
         :class:`Interrupted` is raised, so an interrupted request really is
         cancelled on the wire.  The task runs in the calling thread's context.
         """
-        if self.in_loop_thread():
+        if asyncio._get_running_loop() is self._loop:  # in_loop_thread(), inlined
             raise RuntimeError("BackgroundLoop.run() called from code running on the loop; "
                                "await the coroutine instead")
         me = threading.get_ident()
+        try:
+            driver = self._take_the_loop(me)
+        except BaseException as exc:
+            if isinstance(coro, Coroutine):
+                coro.close()  # never to run: closed, so Python does not warn it was not awaited
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted("interrupted before the request was sent") from None
+            raise
+        if driver is not None:  # another thread runs the loop right now: it runs this call
+            return self._run_by_the_driver(coro, timeout, park_after=driver == self._thread.ident)
         driven = _DrivenCall(self._loop, coro)
         try:
-            if self._take_the_loop(me):
-                return driven.drive(timeout)
-        except Interrupted:  # the call's own outcome
-            raise
-        except KeyboardInterrupt:  # before the call's own interrupt handler was in place
-            driven.discard()
+            return driven.drive(timeout)
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, Interrupted):  # the call's own outcome
+                raise
+            driven.discard()  # came before the call's own interrupt handler was in place
             raise Interrupted("interrupted before the request was sent") from None
         except BaseException:
             driven.discard()
             raise
         finally:
-            if self._driver == me:  # only this thread sets it to its own ident
-                self._park()
-        # Another thread runs the loop right now: its loop runs this call too.
-        return self._run_by_the_driver(coro, timeout)
+            # A call given up (its cleanup outlasted the wait) leaves work on the loop:
+            # the background thread takes the loop back at once to finish it.
+            self._park(hand_back=driven.task is not None and not driven.task.done())
 
-    def _take_the_loop(self, me: int) -> bool:
-        """Become the loop's driver: True, or False if another cell's thread drives it now.
+    def _take_the_loop(self, me: int) -> int | None:
+        """Become the loop's driver (None), or say which thread drives it now.
 
-        A parked loop is taken at once; from the background thread it is asked
-        for (it stops at the end of its iteration and parks it).
+        A parked loop is taken at once.  When the background thread is about to
+        park it (the call before this one asked it to), this waits the moment that takes.
         """
         with self._baton:
+            if self._driver is None and not self._closing:  # parked: the usual case in a row
+                self._driver = me
+                return None
             while True:
                 if self._closing or not self.running:
                     raise RuntimeError(
                         "the mcp_nb background loop has stopped; reload the extension")
                 if self._driver is None:
                     self._driver = me
-                    return True
-                if self._driver != self._thread.ident:
-                    return False
-                if not self._handover_asked:
-                    self._handover_asked = True
-                    self._loop.call_soon_threadsafe(self._loop.stop)
+                    return None
+                if not (self._driver == self._thread.ident and self._park_pending):
+                    return self._driver
                 self._baton.wait(_WAIT_SLICE_SECONDS)
 
-    def _park(self) -> None:
+    def _park_the_background(self) -> None:
+        """Run on the loop as a handed-over call ends: the background thread parks the loop.
+
+        So the cell's next call (the next line, the next turn of a loop) finds it
+        parked and runs it itself; if none comes, the thread takes it back.
+        """
+        with self._baton:
+            if self._driver != self._thread.ident or self._closing:
+                return  # a cell runs the loop: it parks it when its own call ends
+            self._park_pending = True
+        self._loop.stop()
+
+    def _park(self, *, hand_back: bool = False) -> None:
         with self._baton:
             self._driver = None
-            self._parked_at = time.monotonic()
-            if self._closing:
+            self._parked_at = -math.inf if hand_back else time.monotonic()
+            if hand_back or self._closing:
                 self._baton.notify_all()
 
     def _run_by_the_driver(self, coro: Coroutine[Any, Any, T] | Awaitable[T],
-                           timeout: float | None) -> T:
-        """Hand ``coro`` to whichever thread runs the loop, and wait on a lock for it."""
-        call = _CellCall(coro)
+                           timeout: float | None, *, park_after: bool) -> T:
+        """Hand ``coro`` to whichever thread runs the loop, and wait on a lock for it.
+
+        With ``park_after``, the background thread parks the loop as the call ends.
+        """
+        call = _CellCall(coro, self._park_the_background if park_after else None)
         self._loop.call_soon_threadsafe(call.start, self._loop)
         try:
             call.wait(timeout)
@@ -241,7 +273,9 @@ class BackgroundLoop:
             self._loop.call_soon_threadsafe(call.cancel)
             # The task runs its cancellation handlers (notifications/cancelled) on
             # the loop; wait for them so the wire is in order before we return.
-            call.wait(_CANCEL_CLEANUP_SECONDS, quiet=True)
+            # A second interrupt stops waiting; the loop finishes the cleanup anyway.
+            with contextlib.suppress(KeyboardInterrupt):
+                call.wait(_CANCEL_CLEANUP_SECONDS, quiet=True)
             if isinstance(exc, KeyboardInterrupt):
                 raise Interrupted("interrupted: the waiting request was cancelled") from None
             raise
@@ -360,10 +394,12 @@ def _nothing() -> None:
 class _CellCall:
     """One coroutine a cell waits for: run in a task on the loop, its end signalled by a lock."""
 
-    __slots__ = ("coro", "error", "finished", "result", "task")
+    __slots__ = ("coro", "error", "finished", "on_end", "result", "task")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any] | Awaitable[Any]) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, Any] | Awaitable[Any],
+                 on_end: Callable[[], None] | None = None) -> None:
         self.coro = coro
+        self.on_end = on_end
         self.finished = _thread.allocate_lock()
         self.finished.acquire()
         self.task: asyncio.Task[None] | None = None
@@ -381,6 +417,8 @@ class _CellCall:
         except BaseException as exc:  # handed to the waiting thread, which raises it
             self.error = exc
         finally:
+            if self.on_end is not None:  # before the release: the waiting cell acts on it
+                self.on_end()
             self.finished.release()
 
     def cancel(self) -> None:
