@@ -262,3 +262,17 @@ def test_stop_after_a_call_ends_the_thread_and_runs_what_is_pending() -> None:
     loop.stop()
     assert ran.is_set()
     assert not loop.running
+
+
+def test_a_loop_left_held_by_an_interrupt_is_taken_again_by_its_thread(
+        background: BackgroundLoop) -> None:
+    background.run(_answer("first"))
+    # What an interrupt landing between a call's end and its parking would leave:
+    # this thread still named as the loop's driver, though it runs no loop.
+    with background._baton:
+        background._driver = threading.get_ident()
+    assert background.run(_answer("taken again")) == "taken again"
+    # ... and parked again after it, so the background thread gets the loop back.
+    called = threading.Event()
+    background.call_soon(called.set)
+    assert called.wait(5)

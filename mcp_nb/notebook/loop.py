@@ -205,7 +205,7 @@ class BackgroundLoop:
             return self._run_by_the_driver(coro, timeout, park_after=driver == self._thread.ident)
         driven = _DrivenCall(self._loop, coro)
         try:
-            return driven.drive(timeout)
+            return driven.drive(timeout, self._park)
         except KeyboardInterrupt as exc:
             if isinstance(exc, Interrupted):  # the call's own outcome
                 raise
@@ -215,9 +215,8 @@ class BackgroundLoop:
             driven.discard()
             raise
         finally:
-            # A call given up (its cleanup outlasted the wait) leaves work on the loop:
-            # the background thread takes the loop back at once to finish it.
-            self._park(hand_back=driven.task is not None and not driven.task.done())
+            if self._driver == me:  # the drive ended before it could park the loop itself
+                self._park(hand_back=True)
 
     def _take_the_loop(self, me: int) -> int | None:
         """Become the loop's driver (None), or say which thread drives it now.
@@ -226,7 +225,10 @@ class BackgroundLoop:
         park it (the call before this one asked it to), this waits the moment that takes.
         """
         with self._baton:
-            if self._driver is None and not self._closing:  # parked: the usual case in a row
+            # Parked (the usual case in a row), or this thread's own: it runs no loop now
+            # (run() checked), so it was left as the driver by an interrupt that came
+            # between the end of its last call and the parking.
+            if self._driver in (None, me) and not self._closing:
                 self._driver = me
                 return None
             while True:
@@ -322,8 +324,12 @@ class _DrivenCall:
         if self.task is None and isinstance(self.coro, Coroutine):
             self.coro.close()
 
-    def drive(self, timeout: float | None) -> Any:
-        """Run the loop in this thread until the call is done; its result or its error."""
+    def drive(self, timeout: float | None, park: Callable[..., None]) -> Any:
+        """Run the loop in this thread until the call is done; its result or its error.
+
+        ``park`` lets go of the loop; it is called before the thread's own SIGINT
+        handler is back, so an interrupt cannot come between the two.
+        """
         loop = self.loop
         outer = asyncio._get_running_loop()  # the kernel's, when a cell calls
         restore_sigint = self._catch_sigint()  # from here on, an interrupt only schedules
@@ -338,6 +344,9 @@ class _DrivenCall:
             for timer in self._timers:
                 timer.cancel()
             asyncio._set_running_loop(outer)
+            # A call given up (its cleanup outlasted the wait) leaves work on the loop:
+            # the background thread takes the loop back at once to finish it.
+            park(hand_back=self.task is not None and not self.task.done())
             restore_sigint()
         return self.outcome(timeout)
 
