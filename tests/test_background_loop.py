@@ -194,6 +194,18 @@ def test_code_on_the_loop_cannot_wait_for_the_loop(background: BackgroundLoop) -
         background.run(nested())
 
 
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raising KeyboardInterrupt, as ipykernel has it while a cell runs.
+
+    A process started in the background by a non-interactive shell (CI) starts
+    with SIGINT ignored, and then Python leaves it ignored.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_main_thread_after(seconds: float) -> threading.Timer:
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -201,7 +213,7 @@ def _interrupt_main_thread_after(seconds: float) -> threading.Timer:
 
 
 def test_an_interrupt_cancels_the_call_on_the_loop(
-        either_path: tuple[BackgroundLoop, int]) -> None:
+        either_path: tuple[BackgroundLoop, int], sigint_raises: None) -> None:
     background, runner = either_path
     seen: list[str] = []
 
@@ -225,7 +237,7 @@ def test_an_interrupt_cancels_the_call_on_the_loop(
 
 
 def test_a_second_interrupt_stops_waiting_for_a_stuck_cleanup(
-        either_path: tuple[BackgroundLoop, int]) -> None:
+        either_path: tuple[BackgroundLoop, int], sigint_raises: None) -> None:
     background, runner = either_path
     release, finished = threading.Event(), threading.Event()
     threads: list[int] = []
