@@ -7,11 +7,12 @@ cell that way, which a task reused across calls would break), a timed-out call
 is cancelled on the loop and the next call still runs, two threads' calls run
 side by side, and a stopped loop refuses calls cleanly.
 
-The calling thread runs the loop itself for the length of its call (the loop is
-handed over, never run by two threads at once); the rest pins what that must
-keep: the loop still runs between calls, a thread that runs a loop of its own
-(as ipykernel's main thread does) gets it back, and an interrupt cancels the
-call on the loop instead of landing in the middle of the loop's work.
+A call that finds the background thread running the loop is handed to it; the
+calls in a row after it run the loop on the calling thread itself (the loop
+changes hands, never run by two threads at once).  The rest pins what that must
+keep, on both paths: the loop still runs between calls, a thread that runs a
+loop of its own (as ipykernel's main thread does) gets it back, and an interrupt
+cancels the call on the loop instead of landing in the middle of the loop's work.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def test_a_stopped_loop_refuses_calls_without_leaving_them_unawaited() -> None:
 
 
 def test_the_loop_keeps_running_between_calls(background: BackgroundLoop) -> None:
-    background.run(_answer("a call hands the loop to this thread"))
+    background.run(_answer("after a call the loop sits parked for a moment"))
     # Work that arrives while no call is waiting (a notification, a timer, another
     # thread's submit) is still done: the background thread takes the loop back.
     called = threading.Event()
