@@ -87,6 +87,9 @@ class Interrupted(KeyboardInterrupt):
 class BackgroundLoop:
     """An asyncio loop kept running by a daemon thread, and by each cell while it waits.
 
+    ``handback_seconds`` is how long the loop stays parked after a call before
+    the background thread takes it back (:data:`HANDBACK_SECONDS` unless given).
+
     Example::
 
         loop = BackgroundLoop()
@@ -173,7 +176,7 @@ class BackgroundLoop:
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop without waiting (for long-lived tasks)."""
         if not self.running:
-            coro.close()
+            _close_unstarted(coro)
             raise RuntimeError("the mcp_nb background loop has stopped; reload the extension")
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
@@ -189,34 +192,29 @@ class BackgroundLoop:
         :class:`Interrupted` is raised, so an interrupted request really is
         cancelled on the wire.  The task runs in the calling thread's context.
         """
-        if asyncio._get_running_loop() is self._loop:  # in_loop_thread(), inlined
+        if self.in_loop_thread():
             raise RuntimeError("BackgroundLoop.run() called from code running on the loop; "
                                "await the coroutine instead")
         me = threading.get_ident()
+        driven: _DrivenCall | None = None
         try:
             driver = self._take_the_loop(me)
-        except BaseException as exc:
-            if isinstance(coro, Coroutine):
-                coro.close()  # never to run: closed, so Python does not warn it was not awaited
-            if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted("interrupted before the request was sent") from None
+            if driver is None:
+                driven = _DrivenCall(self._loop, coro)
+                return driven.drive(timeout, self._park)
+        except Interrupted:  # the call's own outcome
             raise
-        if driver is not None:  # another thread runs the loop right now: it runs this call
-            return self._run_by_the_driver(coro, timeout, park_after=driver == self._thread.ident)
-        driven = _DrivenCall(self._loop, coro)
-        try:
-            return driven.drive(timeout, self._park)
-        except KeyboardInterrupt as exc:
-            if isinstance(exc, Interrupted):  # the call's own outcome
-                raise
-            driven.discard()  # came before the call's own interrupt handler was in place
-            raise Interrupted("interrupted before the request was sent") from None
-        except BaseException:
-            driven.discard()
+        except BaseException as exc:
+            if driven is None or driven.task is None:  # the call never started
+                _close_unstarted(coro)
+            if isinstance(exc, KeyboardInterrupt):  # before the call's own handler was in place
+                raise Interrupted("interrupted before the request was sent") from None
             raise
         finally:
             if self._driver == me:  # the drive ended before it could park the loop itself
                 self._park(hand_back=True)
+        # Another thread runs the loop right now: it runs this call too.
+        return self._run_by_the_driver(coro, timeout, park_after=driver == self._thread.ident)
 
     def _take_the_loop(self, me: int) -> int | None:
         """Become the loop's driver (None), or say which thread drives it now.
@@ -319,11 +317,6 @@ class _DrivenCall:
             if not self.gave_up:  # else the background thread runs the loop by now
                 self.loop.stop()  # ends the drive at the end of this iteration
 
-    def discard(self) -> None:
-        """The call never started: close its coroutine (else Python warns it was never awaited)."""
-        if self.task is None and isinstance(self.coro, Coroutine):
-            self.coro.close()
-
     def drive(self, timeout: float | None, park: Callable[..., None]) -> Any:
         """Run the loop in this thread until the call is done; its result or its error.
 
@@ -391,11 +384,7 @@ class _DrivenCall:
             raise Interrupted("interrupted: the waiting request was cancelled")
         if self.timed_out:
             raise TimeoutError(f"no result within {timeout:g}s")
-        if isinstance(self.error, asyncio.CancelledError):
-            raise Interrupted("the request was cancelled")
-        if self.error is not None:
-            raise self.error
-        return self.result
+        return _result_or_raise(self.result, self.error)
 
 
 def _nothing() -> None:
@@ -449,8 +438,19 @@ class _CellCall:
                 raise TimeoutError(f"no result within {timeout:g}s")
 
     def outcome(self) -> Any:
-        if isinstance(self.error, asyncio.CancelledError):
-            raise Interrupted("the request was cancelled")
-        if self.error is not None:
-            raise self.error
-        return self.result
+        return _result_or_raise(self.result, self.error)
+
+
+def _result_or_raise(result: Any, error: BaseException | None) -> Any:
+    """What a call's coroutine returned, or what it raised (a cancellation as Interrupted)."""
+    if isinstance(error, asyncio.CancelledError):
+        raise Interrupted("the request was cancelled")
+    if error is not None:
+        raise error
+    return result
+
+
+def _close_unstarted(coro: Coroutine[Any, Any, Any] | Awaitable[Any]) -> None:
+    """Close a coroutine that will never run, so Python does not warn it was never awaited."""
+    if isinstance(coro, Coroutine):
+        coro.close()
