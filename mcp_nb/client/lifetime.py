@@ -50,12 +50,10 @@ class Lifetime:
             raise
         loop = _running_asyncio_loop()
         send_nowait = None
-        if loop is not None:
+        if loop is not None:  # the fast paths are written for asyncio's loop
             session._table.use_loop(loop)
-            send_nowait = getattr(session.transport, "send_nowait", None)
-            take_frames_inline = getattr(session.transport, "take_frames_inline", None)
-            if take_frames_inline is not None:
-                take_frames_inline(inbound.take_inline)
+            send_nowait = session.transport.send_nowait
+            session.transport.take_frames_inline(inbound.take_inline)
         session._outbound.open(send_nowait)
         self._task_group.start_soon(inbound.read_loop)
         self._task_group.start_soon(session._table.watch_deadlines)

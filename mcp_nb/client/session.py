@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import __version__
-from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.findings import Finding
 from ..protocol.lifecycle import Lifecycle, State, TransitionRecord
 from ..protocol.models import DiscoverResult, Implementation, InitializeResult
@@ -111,6 +110,11 @@ class ClientSession(TypedApi):
         transcript_limit: int = DEFAULT_TRANSCRIPT_LIMIT,
         tasks: bool = False,
     ) -> None:
+        if not isinstance(transport, Transport):
+            raise TypeError(
+                f"transport must be a mcp_nb.transports.Transport, not {type(transport).__name__}"
+                ": subclass Transport (its docstring shows how), so the session knows which "
+                "optional abilities your transport has")
         self.transport = transport
         if client_info is None:
             client_info = Implementation(
@@ -146,7 +150,7 @@ class ClientSession(TypedApi):
         #: setting (``StdioTransport(max_message_bytes=…)``) rules both.
         self.max_message_bytes: int = (
             max_message_bytes if max_message_bytes is not None
-            else getattr(transport, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES))
+            else transport.max_message_bytes)
 
         self.lifecycle = Lifecycle()
         self.transcript = Transcript(transcript_limit)

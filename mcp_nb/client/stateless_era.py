@@ -351,7 +351,7 @@ class StatelessEra:
         (if it sends headers) learns the annotations of every tool kept.
         """
         session = self._session
-        tell_transport = getattr(session.transport, "set_param_headers", None)
+        tell_transport = session.transport.set_param_headers
         kept = []
         for tool in tools:
             if not isinstance(tool, dict):
@@ -364,7 +364,7 @@ class StatelessEra:
                     "tool-header-invalid", "server", f"tool {name!r} is left out of the tool "
                     f"list and will not be called: {'; '.join(problems)}", tool)
                 continue
-            if tell_transport is not None and isinstance(name, str):
+            if isinstance(name, str):
                 tell_transport(name, tool_headers.header_annotations(schema))
             kept.append(tool)
         return kept

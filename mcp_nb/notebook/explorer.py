@@ -292,8 +292,7 @@ class Explorer(_Described, w.VBox):
                      lambda _: setattr(self.status, "value", f"server log level: {level}"))
 
     def _draw_stderr(self) -> None:
-        tail = getattr(self.hosted.session.transport, "stderr_tail", None)
-        lines = list(tail)[-100:] if tail is not None else []
+        lines = list(self.hosted.session.transport.stderr_tail)[-100:]
         text = "\n".join(lines) if lines else "(nothing on stderr, or not a stdio server)"
         self.stderr_view.value = f"{render.STYLE}<div class=\"mcpnb\"><pre>{render.esc(text)}" \
                                  "</pre></div>"

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..transports import DEFAULT_INHERITED_ENV
+from ..transports import DEFAULT_INHERITED_ENV, Transport
 from .format import Header, Record, Recording, write
 from .redact import Redactor
 
@@ -41,25 +41,24 @@ def _dump(model: Any) -> dict[str, Any] | None:
     return model.model_dump(mode="json", exclude_none=True) if model is not None else None
 
 
-def describe_transport(transport: Any, redactor: Redactor) -> dict[str, Any]:
+def describe_transport(transport: Transport, redactor: Redactor) -> dict[str, Any]:
     """How the server was reached, secrets redacted (and taught to ``redactor``)."""
-    transport = getattr(transport, "active", transport)  # auto HTTP: the one it settled on
-    kind = getattr(transport, "kind", type(transport).__name__)
-    described: dict[str, Any] = {"kind": kind}
-    command = getattr(transport, "command", None)
+    target = transport.describe_target()  # auto HTTP: the transport it settled on
+    described: dict[str, Any] = {"kind": target["kind"]}
+    command = target.get("command")
     if command is not None:
         described["command"] = redactor.command(command)
-        env = getattr(transport, "env", None) or {}
+        env = target.get("env") or {}
         supplied = {name: value for name, value in env.items()
                     if name not in DEFAULT_INHERITED_ENV or os.environ.get(name) != value}
         if supplied:
             described["env"] = redactor.environment(supplied)
-        if getattr(transport, "cwd", None):
-            described["cwd"] = transport.cwd
-    url = getattr(transport, "url", None)
+        if target.get("cwd"):
+            described["cwd"] = target["cwd"]
+    url = target.get("url")
     if url is not None:
         described["url"] = redactor.url(url)
-        headers = getattr(transport, "headers", None)
+        headers = target.get("headers")
         if headers:
             described["headers"] = redactor.headers(headers)
     return described

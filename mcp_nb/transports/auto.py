@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from anyio.abc import TaskGroup
 
-from .base import Emit, Transport, TransportClosed, TransportEvent
+from .base import Emit, Transport, TransportClosed, TransportEvent, TransportWrapper
 from .http_base import HttpTransportBase
 from .sse import SseTransport
 from .streamable_http import StreamableHttpTransport
@@ -22,12 +22,13 @@ from .streamable_http import StreamableHttpTransport
 HttpTransportName = Literal["auto", "streamable-http", "sse"]
 
 
-class AutoHttpTransport:
+class AutoHttpTransport(TransportWrapper):
     """Streamable HTTP, switching to :class:`SseTransport` when the initialize POST is refused.
 
     Takes the options of both transports (``headers``, ``verify``, …).  Until the
     server has answered the initialize request, :attr:`kind` is
-    ``"streamable-http"``; after a fallback it is ``"sse"``.
+    ``"streamable-http"``; after a fallback it is ``"sse"``.  Everything else of
+    the transport contract is the active transport's (:class:`TransportWrapper`).
     """
 
     def __init__(self, url: str, *, default_retry: float = 1.0, max_idle_reconnects: int = 3,
@@ -43,15 +44,12 @@ class AutoHttpTransport:
             on_initialize_rejected=self._fall_back, **options)
 
     @property
-    def kind(self) -> str:
-        return self.active.kind
+    def inner(self) -> Transport:
+        return self.active
 
     async def start(self, task_group: TaskGroup, emit: Emit) -> None:
         self._task_group, self._emit = task_group, emit
         await self.active.start(task_group, emit)
-
-    async def send(self, frame: bytes) -> None:
-        await self.active.send(frame)
 
     async def receive(self) -> bytes:
         while True:
@@ -62,15 +60,6 @@ class AutoHttpTransport:
                 if reading is self.active:
                     raise
                 # The Streamable HTTP attempt was retired by a fallback: read the new one.
-
-    async def close(self) -> None:
-        await self.active.close()
-
-    def set_protocol_version(self, version: str) -> None:
-        self.active.set_protocol_version(version)
-
-    def describe_exit(self) -> TransportClosed:
-        return self.active.describe_exit()
 
     async def _fall_back(self, frame: bytes, status: int) -> None:
         """Open the legacy transport on the same URL and send it the initialize frame.

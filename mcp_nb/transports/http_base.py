@@ -36,7 +36,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
-from .base import Emit, TransportClosed, TransportEvent
+from .base import Emit, Transport, TransportClosed, TransportEvent
 from .http_messages import (
     Outgoing,
     content_type,
@@ -66,7 +66,7 @@ class HttpStatusError(TransportClosed):
         self.status_code = status_code
 
 
-class HttpTransportBase:
+class HttpTransportBase(Transport):
     """Common machinery of :class:`StreamableHttpTransport` and :class:`SseTransport`.
 
     ``headers`` are sent with every request (e.g. ``{"Authorization": "Bearer …"}``)
@@ -82,6 +82,10 @@ class HttpTransportBase:
     """
 
     kind = "http"
+    #: No pipe to read frames in place of, and no stderr to show.
+    lacks = frozenset({"take_frames_inline", "stderr_tail"})
+    #: Set per instance; a plain attribute here so that it can be (the contract's is read-only).
+    auth: httpx.Auth | None = None
 
     def __init__(
         self,
@@ -153,11 +157,16 @@ class HttpTransportBase:
             raise
 
     async def send(self, frame: bytes) -> None:
+        self.send_nowait(frame)
+
+    def send_nowait(self, frame: bytes) -> bool:
+        """Queue ``frame`` for the sender task: never waits (the outbox is unbounded)."""
         if self._failure is not None:
             raise self._failure
         if self._outbox_in is None or self._closing:
             raise TransportClosed(f"the {self.kind} transport to {self.url} is closed")
         self._outbox_in.send_nowait(frame)
+        return True
 
     async def receive(self) -> bytes:
         if self._inbox_out is None:
@@ -202,6 +211,9 @@ class HttpTransportBase:
     def describe_exit(self) -> TransportClosed:
         return self._failure or TransportClosed(
             f"the {self.kind} transport to {self.url} is closed")
+
+    def describe_target(self) -> dict[str, Any]:
+        return {"kind": self.kind, "url": self.url, "headers": dict(self.headers)}
 
     async def close(self) -> None:
         """Let queued messages go out, end the session the transport's way, close connections.

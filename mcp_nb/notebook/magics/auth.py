@@ -194,9 +194,7 @@ def _unattended(callback: Callback, url: str) -> Unattended:
 
 def oauth_of(hosted: HostedSession) -> OAuth | None:
     """The OAuth a session's HTTP transport carries, if any."""
-    transport: Any = hosted.session.transport
-    auth = getattr(transport, "auth", None) or getattr(getattr(transport, "active", None),
-                                                       "auth", None)
+    auth = hosted.session.transport.auth
     return auth if isinstance(auth, OAuth) else None
 
 

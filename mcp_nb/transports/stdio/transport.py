@@ -22,12 +22,13 @@ import signal
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ...protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES, response_id_from_edges
-from ..base import Emit, TransportClosed, TransportEvent
+from ..base import Emit, Transport, TransportClosed, TransportEvent
 from . import backends
 from ._asyncio_pipes import AsyncioServerProcess, TakeFailed, TakeInline
 from .backends import ServerProcess
@@ -41,7 +42,7 @@ from .process import (
 from .stderr import DEFAULT_STDERR_LINE_BYTES, StderrLog
 
 
-class StdioTransport:
+class StdioTransport(Transport):
     """Runs an MCP server as a subprocess and frames its stdio by newlines.
 
     Example::
@@ -58,6 +59,8 @@ class StdioTransport:
     """
 
     kind = "stdio"
+    #: No HTTP underneath: no headers to mirror arguments into, no httpx.Auth.
+    lacks = frozenset({"set_param_headers", "auth"})
 
     def __init__(
         self,
@@ -231,6 +234,10 @@ class StdioTransport:
 
     def set_protocol_version(self, version: str) -> None:
         """stdio carries no per-message metadata: nothing to do."""
+
+    def describe_target(self) -> dict[str, Any]:
+        return {"kind": self.kind, "command": list(self.command), "env": dict(self.env),
+                "cwd": self.cwd}
 
     def describe_exit(self) -> TransportClosed:
         code = self.returncode
