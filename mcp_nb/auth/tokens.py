@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 REDACTED = "«redacted»"
+#: The most a token is renewed early (seconds): covers the request's flight and small clock
+#: differences between this machine and the servers.
+RENEW_EARLY = 5.0
+#: ...but never more than this fraction of the token's lifetime: a token that lives 3 s
+#: (short-lived tokens are a common hardening) is still used for 90 % of its life instead of
+#: counting as expired on arrival, which would start a new authorization on every request.
+RENEW_EARLY_FRACTION = 0.1
 
 
 def redact(secret: str | None) -> str:
@@ -37,22 +44,44 @@ refreshable=False)
     scope: str | None = None
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
+    #: The ``expires_in`` it was issued with (seconds), which bounds how early it is renewed.
+    lifetime: float | None = None
 
     @classmethod
     def from_response(cls, answer: dict[str, Any], *, resource: str, issuer: str,
                       requested_scope: str | None, now: float | None = None) -> Token:
         expires_in = answer.get("expires_in")
+        lifetime = (float(expires_in) if isinstance(expires_in, int | float)
+                    and not isinstance(expires_in, bool) else None)
         now = time.time() if now is None else now
         return cls(access_token=str(answer["access_token"]), resource=resource, issuer=issuer,
                    token_type=str(answer.get("token_type") or "Bearer"),
                    scope=answer.get("scope") or requested_scope,
-                   expires_at=now + float(expires_in) if isinstance(expires_in, int | float)
-                   else None,
-                   refresh_token=answer.get("refresh_token"))
+                   expires_at=now + lifetime if lifetime is not None else None,
+                   refresh_token=answer.get("refresh_token"), lifetime=lifetime)
 
-    def expired(self, now: float | None = None, leeway: float = 5.0) -> bool:
-        """Expired, or about to (within ``leeway`` seconds): refresh before using it."""
-        return self.expires_at is not None and (now or time.time()) >= self.expires_at - leeway
+    def renew_margin(self, leeway: float = RENEW_EARLY) -> float:
+        """How many seconds before ``expires_at`` the token counts as expired.
+
+        ``leeway``, but at most :data:`RENEW_EARLY_FRACTION` of the token's lifetime
+        (a token of unknown lifetime, e.g. from an older token file, gets ``leeway``).
+
+        >>> Token("t", lifetime=3600.0).renew_margin(), Token("t", lifetime=4.0).renew_margin()
+        (5.0, 0.4)
+        """
+        if self.lifetime is None:
+            return leeway
+        return min(leeway, RENEW_EARLY_FRACTION * self.lifetime)
+
+    def expired(self, now: float | None = None, leeway: float = RENEW_EARLY) -> bool:
+        """Expired, or about to be (see :meth:`renew_margin`): renew before using it.
+
+        >>> token = Token("t", expires_at=1000.0, lifetime=3.0)
+        >>> token.expired(now=997.0), token.expired(now=999.6), token.expired(now=999.8)
+        (False, False, True)
+        """
+        now = time.time() if now is None else now
+        return self.expires_at is not None and now >= self.expires_at - self.renew_margin(leeway)
 
     @property
     def scopes(self) -> tuple[str, ...]:
