@@ -7,6 +7,7 @@ real SIGINTs to the kernel's process group and shutdown is a real kernel exit.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any
 
@@ -71,6 +72,9 @@ def _plain(result: dict[str, Any]) -> list[str]:
 
 
 def test_a_whole_session_in_a_real_kernel(kernel: Kernel) -> None:
+    # The kernel is the suite's own Python, not a user-level kernelspec's: the compatibility
+    # run (scripts/python_versions.py) tests each version's kernel through this module.
+    assert kernel.value("repr(__import__('sys').version)") == repr(sys.version)
     assert kernel.execute("%load_ext mcp_nb")["status"] == "ok"
     connected = kernel.execute("%mcp connect --step")
     assert connected["status"] == "ok"
