@@ -231,12 +231,14 @@ class Browser:
     nothing listens there, as with a paste-back redirect).
 
     Cookies persist between visits, as in a real browser (a second visit finds the
-    provider's session). ``visits`` counts the browser steps a test caused.
+    provider's session). ``visits`` counts the browser steps a test caused; ``landed``
+    holds where each ended.
     """
 
     redirect_uri: str = DEFAULT_REDIRECT_URI
     login: str = "ada"
     visits: list[str] = field(default_factory=list)
+    landed: list[str] = field(default_factory=list)
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)
     #: A bound on pages per visit (login, consent and their redirects take about 8).
     max_pages: int = 20
@@ -245,9 +247,11 @@ class Browser:
         self.visits.append(authorization_url)
         async with httpx.AsyncClient(cookies=self.cookies, timeout=10) as http:
             try:
-                return await self._walk(http, authorization_url)
+                landed = await self._walk(http, authorization_url)
             finally:
                 self.cookies = http.cookies
+        self.landed.append(landed)
+        return landed
 
     async def _walk(self, http: httpx.AsyncClient, url: str) -> str:
         method, form = "GET", None

@@ -213,8 +213,11 @@ async def test_the_harness_with_the_sdks_own_oauth_client(peers: Peers) -> None:
 
 
 @pytest.mark.parametrize(("profile", "era"), [
-    ("default", None), ("default", "stateless"), ("default", "auto"),
-    ("strict", None), ("strict", "stateless"),
+    pytest.param("default", None, id="default-handshake"),  # connect()'s own default
+    pytest.param("default", "stateless", id="default-stateless"),
+    pytest.param("default", "auto", id="default-auto"),  # %mcp connect's default
+    pytest.param("strict", None, id="strict-handshake"),
+    pytest.param("strict", "stateless", id="strict-stateless"),
 ])
 async def test_authorization_code_with_registration_pkce_and_resource(
         peers: Peers, profile: str, era: str | None) -> None:
@@ -232,11 +235,18 @@ async def test_authorization_code_with_registration_pkce_and_resource(
     [visit] = browser.visits  # three calls, one person: the token outlived them
     sent = httpx.URL(visit).params
     assert sent["code_challenge_method"] == "S256" and sent["resource"] == url
+    # RFC 9207: the provider names itself on the redirect (and the client checked it).
+    provider = peers.default if profile == "default" else peers.strict
+    assert httpx.URL(browser.landed[0]).params["iss"] == provider.issuer
     token = auth.held()
     assert token is not None and token.token_type.lower() == "bearer"
-    assert [step.name for step in steps].count("token") == 1
+    # One token for the three calls: even the strict profile's few seconds outlive them
+    # (a token is not renewed while it is good, neither by the browser nor by a refresh).
+    names = [step.name for step in steps]
+    assert names.count("token") == 1 and "refresh" not in names, names
     # The SDK server accepted every request's token (none refused: no cnf, right audience).
-    assert not [line for line in sdk_token_lines(peers) if "token refused" in line]
+    refused = [line for line in sdk_token_lines(peers) if "token refused" in line]
+    assert refused == []
 
 
 async def test_a_refresh_needs_no_browser_and_rotates_the_refresh_token(peers: Peers) -> None:
@@ -252,10 +262,15 @@ async def test_a_refresh_needs_no_browser_and_rotates_the_refresh_token(peers: P
         assert first is not None and first.refresh_token, (
             "no refresh token: OpenID providers keep offline_access only with prompt=consent "
             "(OpenID Connect Core §11)")
+        steps = recorded(auth)
         await anyio.sleep(STRICT_TOKEN_SECONDS + 1)
         after = (await session.call_tool("whoami", {})).text
     second = auth.held()
     assert before == after and len(browser.visits) == 1
+    # Renewed by the refresh token alone: no registration, no browser, no new code.
+    names = [step.name for step in steps]
+    assert names.count("refresh") == 1, names
+    assert not {"register", "authorize", "callback", "token"} & set(names), names
     assert second is not None and second.access_token != first.access_token
     assert second.refresh_token and second.refresh_token != first.refresh_token
     # Rotation is the provider's, not the client's: the consumed refresh token is refused.
