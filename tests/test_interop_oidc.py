@@ -280,11 +280,12 @@ async def test_a_refresh_needs_no_browser_and_rotates_the_refresh_token(peers: P
     assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
 
 
-def test_a_token_that_expires_between_two_cells_is_refreshed_silently(peers: Peers, mcp) -> None:
+def test_a_token_that_expires_between_two_cells_is_refreshed_silently(
+        peers: Peers, mcp, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a notebook: authorize in one cell, call in the next after the token ran out; the
     refresh happens between the cells' requests without a person (zero browser steps)."""
     browser = Browser()
-    mcp.shell.user_ns["oidc_browser"] = browser
+    monkeypatch.setitem(mcp.shell.user_ns, "oidc_browser", browser)
     url = peers.servers["strict"]
     mcp(f"connect strict {url} --auth --auth-callback {{oidc_browser}}")
     first = mcp("call whoami").text
