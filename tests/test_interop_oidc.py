@@ -335,38 +335,55 @@ async def test_a_client_id_metadata_document(peers: Peers) -> None:
 # -- mcp_nb: the refusals ----------------------------------------------------------------------
 
 
-async def _refused(url: str) -> tuple[str, Browser]:
+#: Each refusal on connect()'s default era and on %mcp connect's, which meets the 401 while
+#: probing with server/discover rather than in initialize.
+refusal_eras = pytest.mark.parametrize("era", [pytest.param(None, id="handshake"), "auto"])
+
+
+async def _refused(url: str, era: str | None) -> tuple[str, Browser]:
     browser = Browser()
     with pytest.raises(McpError) as refused:
-        await whoami(url, OAuth(callback=Headless(browser)))
+        await whoami(url, OAuth(callback=Headless(browser)), era=era)
     return str(refused.value), browser
 
 
-async def test_a_resource_that_names_another_resource_is_refused(peers: Peers) -> None:
-    message, browser = await _refused(peers.servers["other-resource"])
+@refusal_eras
+async def test_a_resource_that_names_another_resource_is_refused(peers: Peers,
+                                                                 era: str | None) -> None:
+    """Its metadata names /api, not /mcp: a token for it would be for another server."""
+    message, browser = await _refused(peers.servers["other-resource"], era)
     assert "RFC 9728" in message and peers.servers["other-resource"].replace(
         "/mcp", "/api") in message
     assert browser.visits == []
 
 
+@refusal_eras
 async def test_a_resource_the_provider_does_not_know_is_refused_by_the_provider(
-        peers: Peers) -> None:
-    message, browser = await _refused(peers.servers["unlisted"])
+        peers: Peers, era: str | None) -> None:
+    """The provider refuses (invalid_target) on the redirect; the client passes its words on."""
+    message, browser = await _refused(peers.servers["unlisted"], era)
     assert "invalid_target" in message and "is not a resource of this server" in message
     assert len(browser.visits) == 1  # the provider says so on the redirect
 
 
-async def test_an_issuer_that_is_not_the_one_asked_for_is_refused(peers: Peers) -> None:
-    message, browser = await _refused(peers.servers["issuer-alias"])
+@refusal_eras
+async def test_an_issuer_that_is_not_the_one_asked_for_is_refused(peers: Peers,
+                                                                  era: str | None) -> None:
+    """localhost:PORT's metadata says its issuer is 127.0.0.1:PORT: another issuer, even if
+    the same server (issuers are compared as strings)."""
+    message, browser = await _refused(peers.servers["issuer-alias"], era)
     alias = peers.default.issuer.replace("127.0.0.1", "localhost")
     assert "RFC 8414" in message and alias in message and peers.default.issuer in message
     assert browser.visits == []
 
 
-async def test_an_authorization_server_that_is_down_is_named(peers: Peers) -> None:
+@refusal_eras
+async def test_an_authorization_server_that_is_down_is_named(peers: Peers,
+                                                             era: str | None) -> None:
+    """The error says which server could not be reached (not that the MCP server failed)."""
     url = peers.servers["server-down"]
     metadata = httpx.get(url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")).json()
     [down] = metadata["authorization_servers"]
-    message, browser = await _refused(url)
+    message, browser = await _refused(url, era)
     assert down.rstrip("/") in message and "reachable" in message
     assert browser.visits == []
