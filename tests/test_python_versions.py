@@ -17,6 +17,7 @@ several under pyenv) and is skipped elsewhere.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -30,6 +31,10 @@ finally:
 
 RUNNING = f"{sys.version_info[0]}.{sys.version_info[1]}"
 OTHERS = python_versions.find_interpreters(except_running=True)
+#: The minor versions pyproject.toml's classifiers say are supported (read as text: the suite
+#: may run on 3.10, which has no tomllib).
+CLAIMED = re.findall(r'"Programming Language :: Python :: (3\.\d+)"',
+                     (python_versions.ROOT / "pyproject.toml").read_text())
 
 
 def test_another_python_version_is_found() -> None:
@@ -38,6 +43,19 @@ def test_another_python_version_is_found() -> None:
     message = (f"no CPython >= 3.10 other than the running {RUNNING} was found (looked in "
                f"{python_versions.where_looked()}), so the compatibility run tested nothing; "
                f"install one, e.g. `pyenv install 3.13`")
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_every_version_the_classifiers_claim_is_tested() -> None:
+    assert CLAIMED, "pyproject.toml's classifiers name no Python version"
+    tested = {RUNNING, *(found.minor for found in OTHERS)}
+    untested = [version for version in CLAIMED if version not in tested]
+    if not untested:
+        return
+    message = (f"pyproject.toml claims CPython {', '.join(untested)}, which this machine does "
+               f"not have (looked in {python_versions.where_looked()}), so nothing tests it")
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
