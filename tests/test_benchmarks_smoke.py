@@ -92,3 +92,16 @@ def test_the_transcript_widget_figures_are_reported(
     assert render is not None and float(render.group(1)) > 0
     total = re.search(r"\| added to the notebook, in all \| ([\d,]+) \|", quick_run.stdout)
     assert total is not None and int(total.group(1).replace(",", "")) > 0
+
+
+def test_the_http_round_trip_compares_two_trees() -> None:
+    # This tree against itself as the baseline: the comparison's whole path, tiny counts.
+    done = subprocess.run(
+        [sys.executable, "benchmarks/http_round_trip.py", "--baseline", str(ROOT),
+         "--pairs", "1", "--rounds", "1", "--calls", "5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = dict(re.findall(r"^(this tree|baseline) +(\d+) +\d+$", done.stdout, re.MULTILINE))
+    assert set(rows) == {"this tree", "baseline"}, done.stdout
+    assert all(int(cpu) > 0 for cpu in rows.values())
+    assert "less client CPU in" in done.stdout
