@@ -81,7 +81,9 @@ class JwtAccessTokenVerifier:
         kid = jws.extract_compact(token.encode()).protected.get("kid")
         if kid is not None and all(key.kid != kid for key in self._keys.keys):
             self._keys = await self._fetch_keys()
-        decoded = jwt.decode(token, self._keys, algorithms=["ES256", "RS256", "PS256", "EdDSA"])
+        # Only the algorithm the authorization server signs access tokens with (never "none",
+        # never a shared-secret HS*, whatever the token's header says).
+        decoded = jwt.decode(token, self._keys, algorithms=["ES256"])
         # RFC 9068 §4: an access token says so in its type (an ID token is not one).
         if str(decoded.header.get("typ", "")).lower() not in ("at+jwt", "application/at+jwt"):
             raise ValueError(f"typ {decoded.header.get('typ')!r} is not at+jwt (RFC 9068 §4)")
