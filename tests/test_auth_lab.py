@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 import anyio
 import httpx
 import pytest
+from auth_support import run_lab, use
 from http_support import lab_server
 
 from mcp_nb.auth import AutoApproved, Headless, Loopback, OAuth, PasteBack
@@ -17,30 +17,9 @@ from mcp_nb.client.errors import EraProbeFailed
 from mcp_nb.transports import http_transport
 
 
-async def _use(url: str, auth: OAuth | None, *, era: str = "handshake", calls: int = 1
-               ) -> list[str]:
-    """Connect, list the tools, call ``add`` ``calls`` times; the tool names."""
-    transport = http_transport(url, "streamable-http", auth=auth)
-    async with ClientSession(transport, timeout=30) as session:
-        if era == "handshake":
-            await session.connect()
-        else:
-            await session.connect(era=era)
-        names = [tool.name for tool in await session.list_tools()]
-        for _ in range(calls):
-            result = await session.call_tool("add", {"a": 1, "b": 2})
-            assert "3" in str(result.content)
-        return names
-
-
-def _run(flags: tuple[str, ...], auth: OAuth | None, **options: Any) -> list[str]:
-    with lab_server("--auth", *flags) as lab:
-        return anyio.run(lambda: _use(lab.ready_text, auth, **options))
-
-
 def test_dynamic_registration_and_the_steps_seen() -> None:
     auth = OAuth(callback="auto-approved")
-    assert "add" in _run((), auth)
+    assert "add" in run_lab((), auth)
     names = [step.name for step in auth.steps]
     assert names == ["challenge", "resource metadata", "server metadata", "register",
                      "authorize", "callback", "token"]
@@ -54,22 +33,22 @@ def test_dynamic_registration_and_the_steps_seen() -> None:
 def test_pre_registered_confidential_client_and_client_credentials() -> None:
     confidential = OAuth(client_id="lab-confidential", client_secret="lab-secret",
                          callback="auto-approved")
-    assert "add" in _run((), confidential)
+    assert "add" in run_lab((), confidential)
     assert confidential.describe()["client_registration"] == "pre-registered"
     machine = OAuth(grant="client_credentials", client_id="lab-confidential",
                     client_secret="lab-secret")
-    assert "add" in _run((), machine)
+    assert "add" in run_lab((), machine)
     assert [step.name for step in machine.steps][-1] == "token"
 
 
 def test_both_eras_are_authorized() -> None:
-    assert "add" in _run((), OAuth(callback="auto-approved"), era="stateless")
-    assert "add" in _run((), OAuth(callback="auto-approved"), era="auto")
+    assert "add" in run_lab((), OAuth(callback="auto-approved"), era="stateless")
+    assert "add" in run_lab((), OAuth(callback="auto-approved"), era="auto")
 
 
 def test_step_up_asks_for_more_scope_and_keeps_the_old() -> None:
     auth = OAuth(callback="auto-approved")
-    _run(("--auth-fault", "step-up"), auth)
+    run_lab(("--auth-fault", "step-up"), auth)
     token = auth.held()
     assert token is not None and {"mcp", "mcp:call"} <= set(token.scopes)
     challenge = auth.steps[0]  # the step-up's own flow began with the 403
@@ -93,14 +72,14 @@ def test_expired_tokens_are_refreshed_and_a_refused_refresh_authorizes_again() -
                        "--auth-fault", "refresh-refused") as strict:
         firsts = []
         for server, auth in ((lab, refreshing), (strict, refused)):
-            anyio.run(_use, server.ready_text, auth)
+            anyio.run(use, server.ready_text, auth)
             first = auth.held()
             assert first is not None and first.refresh_token
             firsts.append(first)
         for server, first in zip((lab, strict), firsts, strict=True):
             _wait_until_the_lab_rejects(server.ready_text, first.access_token)
         for server, auth in ((lab, refreshing), (strict, refused)):
-            anyio.run(_use, server.ready_text, auth)
+            anyio.run(use, server.ready_text, auth)
     assert refreshing.held() is not firsts[0]
     names = [step.name for step in refreshing.steps]
     assert names[-1] == "refresh" and refreshing.steps[-1].outcome == "ok"
@@ -115,7 +94,7 @@ def test_expired_tokens_are_refreshed_and_a_refused_refresh_authorizes_again() -
 
 def test_migration_registers_again_and_shows_the_new_server_nothing_old() -> None:
     auth = OAuth(callback="auto-approved")
-    _run(("--auth-fault", "migration"), auth, calls=2)
+    run_lab(("--auth-fault", "migration"), auth, calls=2)
     assert str(auth.describe()["issuer"]).endswith("/as2")
     assert "authorization server http://127.0.0.1:" in auth.steps[1].detail
     assert auth.steps[1].detail.endswith("/as2")
@@ -140,7 +119,7 @@ def test_migration_registers_again_and_shows_the_new_server_nothing_old() -> Non
 def test_each_broken_rule_is_refused_by_name(fault: str, rule: str) -> None:
     auth = OAuth(callback="auto-approved")
     with pytest.raises(RequestFailed) as failed:
-        _run(("--auth-fault", fault), auth)
+        run_lab(("--auth-fault", fault), auth)
     assert rule in str(failed.value)
     token = auth.held()
     assert token is None or token.access_token not in str(failed.value)
@@ -148,9 +127,9 @@ def test_each_broken_rule_is_refused_by_name(fault: str, rule: str) -> None:
 
 def test_a_401_while_probing_the_era_never_falls_back() -> None:
     with pytest.raises(EraProbeFailed, match="401 Unauthorized"):
-        _run((), None, era="stateless")
+        run_lab((), None, era="stateless")
     with pytest.raises(EraProbeFailed, match="authorization"):
-        _run((), None, era="auto")
+        run_lab((), None, era="auto")
 
 
 def test_no_token_goes_to_another_origin() -> None:
@@ -161,7 +140,7 @@ def test_no_token_goes_to_another_origin() -> None:
         return httpx.Response(200)
 
     auth = OAuth(callback="auto-approved")
-    _run((), auth)
+    run_lab((), auth)
 
     async def other_origin() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(elsewhere),
@@ -185,7 +164,7 @@ def test_the_2025_03_26_layout_is_found_on_the_servers_origin(fault: str, metada
         for well_known in ("/.well-known/oauth-protected-resource/mcp",
                            "/.well-known/oauth-protected-resource"):
             assert httpx.get(origin + well_known).status_code == 404
-        assert "add" in anyio.run(lambda: _use(lab.ready_text, auth))
+        assert "add" in anyio.run(lambda: use(lab.ready_text, auth))
     outcomes = {step.name: step.outcome for step in auth.steps}
     assert outcomes["resource metadata"] == "fallback"
     assert outcomes["server metadata"] == metadata
@@ -216,7 +195,7 @@ def test_loopback_listener_gets_the_code() -> None:
         return True
 
     auth = OAuth(callback=Loopback(browser=open_in_a_thread))
-    assert "add" in _run((), auth)
+    assert "add" in run_lab((), auth)
     assert pages == [200]
     assert auth.describe()["callback"] == "loopback"
 
@@ -226,11 +205,11 @@ def test_paste_back_and_headless_callbacks() -> None:
     paste = PasteBack(show=shown.append, ask=lambda prompt: shown[-1].split()[2].strip()
                       and _browser(shown[-1].split()[2]))
     auth = OAuth(callback=paste)
-    assert "add" in _run((), auth)
+    assert "add" in run_lab((), auth)
     assert shown and "Authorize here:" in shown[0]
     assert auth.describe()["callback"] == "paste-back"
     headless = OAuth(callback=Headless(_browser))
-    assert "add" in _run((), headless)
+    assert "add" in run_lab((), headless)
     assert isinstance(OAuth(callback="auto-approved"), OAuth)
     assert AutoApproved().name == "auto-approved"
 

@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from auth_support import use
 from http_support import ServerProcess, lab_server
 from joserfc.jwk import ECKey
-from test_auth_lab import _use
 
 from mcp_nb.auth import AuthorizationFailed, Headless, OAuth
 from mcp_nb.auth.callbacks import DEFAULT_REDIRECT_URI
@@ -93,7 +93,7 @@ def lab() -> Iterator[ServerProcess]:
 
 
 def _connect(lab: ServerProcess, auth: OAuth) -> list[str]:
-    return anyio.run(lambda: _use(lab.ready_text, auth))
+    return anyio.run(lambda: use(lab.ready_text, auth))
 
 
 def test_a_url_client_id_is_fetched_and_nothing_is_registered(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from typing import Any
 
 import httpx
 import pytest
@@ -116,3 +117,54 @@ def test_the_signing_key_is_imported_as_the_type_its_algorithm_needs() -> None:
         signing_key(pem, "RS256")
     with pytest.raises(AuthorizationFailed, match="no key type for the signing algorithm"):
         signing_key(pem, "HS256")
+
+
+@pytest.mark.parametrize(("setting", "signals", "server_algs", "outcome"), [
+    ("auto", {}, ["ES256"], "not used: the resource does not ask"),
+    ("auto", {"resource_algs": ("ES256",)}, ["ES256"], "used: the resource's metadata lists"),
+    ("auto", {"resource_algs": ("ES256",)}, None, "not used: the resource's metadata lists"),
+    ("auto", {"resource_algs": ("RS256",)}, ["ES256"], "not used: the resource verifies only"),
+    ("auto", {"challenge_algs": ()}, ["ES256"], "used: the resource challenges with DPoP"),
+    ("auto", {"challenge_algs": ("PS256",)}, ["ES256"], "not used: the resource verifies only"),
+    ("auto", {"held_bound": True}, ["ES256"], "used: the held token is DPoP-bound"),
+    ("auto", {"resource_required": True}, ["ES256", "RS256"], "used: the resource requires"),
+    ("auto", {"resource_required": True}, ["RS256"], "refused: RFC 9728 §2 and RFC 9449 §5.1"),
+    ("auto", {"resource_required": True, "resource_algs": ("RS256",)}, ["ES256"],
+     "refused: RFC 9728 §2: dpop_signing_alg_values_supported"),
+    (True, {}, ["ES256"], "used: forced (dpop=True)"),
+    (True, {}, None, "refused: RFC 9728 §2 and RFC 9449 §5.1"),
+    (False, {"resource_algs": ("ES256",), "challenge_algs": ()}, ["ES256"],
+     "not used: switched off"),
+    (False, {"resource_required": True}, ["ES256"], "refused: RFC 9728 §2: such a resource"),
+])
+def test_the_dpop_decision_table(setting: Any, signals: dict[str, Any], server_algs: Any,
+                                 outcome: str) -> None:
+    """DPoP when the resource asks (metadata, challenge, a bound token) and the server can."""
+    from mcp_nb.auth.dpop import decide_dpop
+
+    try:
+        decision = decide_dpop(setting, issuer="https://as", server_algs=server_algs, **signals)
+    except AuthorizationFailed as refused:
+        said = f"refused: {refused.rule}"
+        assert refused.fix  # every refusal says what to do
+    else:
+        said = decision.reason
+        assert decision.use is said.startswith("used")
+    assert said.startswith(outcome)
+
+
+def test_a_token_is_renewed_early_by_at_most_a_tenth_of_its_life() -> None:
+    """min(5 s, 10 % of expires_in): a 3-second token is usable for 2.7 s, not expired on
+    arrival; an hour-long one is renewed 5 s early; one of unknown lifetime (an older token
+    file) 5 s early."""
+    now = 1000.0
+    short = Token.from_response({"access_token": "a", "expires_in": 3}, resource="r",
+                                issuer="i", requested_scope=None, now=now)
+    assert short.lifetime == 3.0
+    assert not short.expired(now=now) and not short.expired(now=now + 2.6)
+    assert short.expired(now=now + 2.8)
+    hour = Token.from_response({"access_token": "a", "expires_in": 3600}, resource="r",
+                               issuer="i", requested_scope=None, now=now)
+    assert not hour.expired(now=now + 3594) and hour.expired(now=now + 3595)
+    unknown = Token("a", expires_at=now + 3)
+    assert unknown.lifetime is None and unknown.expired(now=now)

@@ -59,6 +59,10 @@ class Callback(Protocol):
 class Headless:
     """Your callable gets the authorization URL and returns the redirect URL (sync or async).
 
+    A plain (sync) function runs in a worker thread: it may block — an HTTP client, a
+    browser driven by Playwright's sync API (which refuses to run where an event loop
+    runs) — while the loop, and every other session on it, goes on.
+
     >>> Headless(lambda url: "http://localhost/mcp_nb/callback?code=c&state=s").name
     'headless'
     """
@@ -74,7 +78,12 @@ class Headless:
         return self.redirect_uri
 
     async def receive(self, authorization_url: str) -> str:
-        result = self.answer(authorization_url)
+        if inspect.iscoroutinefunction(self.answer):
+            result = await self.answer(authorization_url)
+        else:
+            # Abandoned on cancel: an interrupted cell stops waiting for a stuck function.
+            result = await anyio.to_thread.run_sync(self.answer, authorization_url,
+                                                    abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         return str(result)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -24,6 +24,10 @@ class Challenge:
 
     scheme: str
     params: dict[str, str] = field(default_factory=dict)
+    #: The response also (or only) challenged with the DPoP scheme (RFC 9449 §7.1): the
+    #: resource takes DPoP-bound tokens. The algorithms its ``algs`` lists, ``()`` when it
+    #: lists none; ``None`` without a DPoP challenge.
+    dpop_algs: tuple[str, ...] | None = None
 
     @property
     def resource_metadata(self) -> str | None:
@@ -69,15 +73,25 @@ def bearer_challenge(response: httpx.Response) -> Challenge | None:
     """The Bearer challenge of a 401, or of a 403 ``insufficient_scope``; else ``None``.
 
     A 401 without a usable header still starts the flow (with no hints), as the
-    spec's fallbacks expect.
+    spec's fallbacks expect. A DPoP challenge beside it is noted (``dpop_algs``).
+
+    >>> r = httpx.Response(401, headers=[("WWW-Authenticate", 'Bearer scope="a"'),
+    ...                                  ("WWW-Authenticate", 'DPoP algs="ES256 RS256"')])
+    >>> c = bearer_challenge(r)
+    >>> c.scheme, c.scopes, c.dpop_algs
+    ('bearer', ('a',), ('ES256', 'RS256'))
     """
     if response.status_code not in (401, 403):
         return None
-    found = None
+    found = dpop = None
     for value in response.headers.get_list("www-authenticate"):
         for challenge in parse_challenges(value):
             if challenge.scheme in ("bearer", "dpop"):
                 found = found or challenge
+            if challenge.scheme == "dpop":
+                dpop = dpop or challenge
+    if dpop is not None and found is not None:
+        found = replace(found, dpop_algs=tuple(dpop.params.get("algs", "").split()))
     if response.status_code == 403:
         return found if found is not None and found.error == "insufficient_scope" else None
     return found or Challenge("bearer")

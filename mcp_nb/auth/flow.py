@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from .challenge import Challenge
+from .dpop import decide_dpop
 from .errors import AuthorizationFailed
 from .flow_values import (
     AuthState,
@@ -114,6 +115,14 @@ class Flow:
         self.state.issuer, self.state.resource = server.issuer, resource
         scope = self._scope(server, found.scopes)
         held = self.state.token
+        # Decided per flow, before any token request: the refresh, the grant and every
+        # later request to the resource follow it (Grants reads it from the state).
+        self.state.dpop_decision = decide_dpop(
+            self.settings.dpop, issuer=server.issuer,
+            server_algs=server.get("dpop_signing_alg_values_supported"),
+            resource_algs=found.dpop_algs, resource_required=found.dpop_required,
+            challenge_algs=self.challenge.dpop_algs if self.challenge else None,
+            held_bound=held is not None and held.token_type.lower() == "dpop")
         if (held is not None and held.refresh_token and held.issuer == server.issuer
                 and not self.step_up):
             refreshed = yield from self._grants.refresh(server, held, resource)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import httpx
 
-from .dpop import DpopKey
+from .dpop import DpopDecision, DpopKey, DpopSetting
 from .tokens import Registration, Token
 
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer", "enterprise"]
@@ -39,7 +39,8 @@ class ClientSettings:
     ``private_key_jwt`` assertions. ``scopes`` overrides the scope selection.
     ``allow_without_s256`` lets a lesson go on with a server that does not advertise
     PKCE S256 (never do this for real). ``assertion`` is the JWT the ``jwt_bearer`` grant
-    presents (a workload identity token).
+    presents (a workload identity token). ``dpop``: bind tokens to a key of the client's
+    own (RFC 9449) when the resource asks (``"auto"``), always (``True``), or never.
     """
 
     client_id: str | None = None
@@ -55,6 +56,7 @@ class ClientSettings:
     allow_without_s256: bool = False
     assertion: str | None = field(default=None, repr=False)
     enterprise: EnterpriseIdentity | None = None
+    dpop: DpopSetting = "auto"
 
 
 @dataclass
@@ -64,8 +66,10 @@ class AuthState:
     token: Token | None = None
     issuer: str | None = None
     resource: str | None = None
-    #: This client's DPoP key, made when an authorization server offers DPoP (RFC 9449).
+    #: This client's DPoP key, made when a flow first binds a token to it (RFC 9449).
     dpop: DpopKey | None = None
+    #: Whether the last flow used DPoP, and why (:func:`~mcp_nb.auth.dpop.decide_dpop`).
+    dpop_decision: DpopDecision | None = None
     #: Where the resource metadata was found last (a refresh without a challenge looks there).
     resource_metadata_url: str | None = None
     registrations: dict[str, Registration] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import import_key
 
 from . import discovery
-from .dpop import DpopKey, supports_dpop
+from .dpop import DpopKey
 from .errors import AuthorizationFailed, oauth_error_text
 from .flow_values import AuthState, BrowserNeed, ClientSettings, Need, ServerMetadata
 from .identity import ClientIdentity
@@ -67,10 +67,17 @@ class Grants:
                  "code_challenge_method": "S256", "resource": resource}
         if scope:
             query["scope"] = scope
+        if "offline_access" in (scope or "").split():
+            # OpenID Connect Core 1.0 §11: a server MUST ignore offline_access unless the
+            # prompt includes consent (OpenID providers such as oidc-provider drop it, and
+            # with it the refresh token). Plain OAuth servers ignore a prompt they don't use.
+            query["prompt"] = "consent"
         url = str(httpx.URL(endpoint).copy_merge_params(query))
         redirect: str = yield BrowserNeed(url, self.redirect_uri)
         self.trail.note("authorize", f"GET {shown_url(url)}", f"redirect {shown_url(redirect)}",
-                        "OAuth 2.1 §4.1 with PKCE S256 and RFC 8707 resource", "ok")
+                        "OAuth 2.1 §4.1 with PKCE S256 and RFC 8707 resource" + (
+                            "; prompt=consent for a refresh token (OpenID Connect Core §11)"
+                            if "prompt" in query else ""), "ok")
         code = self._callback(server, redirect, state)
         fields = {"grant_type": "authorization_code", "code": code,
                   "redirect_uri": self.redirect_uri, "code_verifier": verifier,
@@ -219,7 +226,7 @@ class Grants:
             _, headers, body = ClientAuth(registration.client_id, registration.client_secret,
                                           method).prepare("POST", endpoint, headers,
                                                           urlencode(fields))
-        dpop = self._dpop_key(server)
+        dpop = self._dpop_key()
         sent_fields = dict(httpx.QueryParams(body).multi_items())
         shown = f"POST {endpoint} {shown_form(sent_fields)} (client auth: {method}" + (
             ", DPoP proof)" if dpop else ")")
@@ -253,9 +260,10 @@ class Grants:
                         f"expires in {answer.get('expires_in', '?')} s")
         return answer
 
-    def _dpop_key(self, server: ServerMetadata) -> DpopKey | None:
-        """This client's DPoP key when the server offers DPoP with our algorithm, else None."""
-        if not supports_dpop(server.get("dpop_signing_alg_values_supported")):
+    def _dpop_key(self) -> DpopKey | None:
+        """This client's DPoP key when the flow decided to bind its tokens, else None."""
+        decision = self.state.dpop_decision
+        if decision is None or not decision.use:
             return None
         if self.state.dpop is None:
             self.state.dpop = DpopKey()

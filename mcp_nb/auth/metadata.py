@@ -24,6 +24,10 @@ class ProtectedResource:
     issuer: str
     scopes: list[str] | None
     legacy: bool = False
+    #: Its ``dpop_signing_alg_values_supported`` (RFC 9728 §2): it takes DPoP proofs signed so.
+    dpop_algs: tuple[str, ...] | None = None
+    #: Its ``dpop_bound_access_tokens_required`` (RFC 9728 §2): it takes DPoP-bound tokens only.
+    dpop_required: bool = False
 
 
 class MetadataDiscovery:
@@ -86,8 +90,11 @@ class MetadataDiscovery:
             trail.note("resource metadata", trail.last_sent, shown_response(response),
                        "RFC 9728 §3.3: resource matches the server URL", "ok",
                        f"resource {resource}, authorization server {servers[0]}")
-            return ProtectedResource(resource, servers[0],
-                                     scopes if isinstance(scopes, list) else None)
+            algs = document.get("dpop_signing_alg_values_supported")
+            return ProtectedResource(
+                resource, servers[0], scopes if isinstance(scopes, list) else None,
+                dpop_algs=tuple(str(a) for a in algs) if isinstance(algs, list) else None,
+                dpop_required=document.get("dpop_bound_access_tokens_required") is True)
         trail.note("resource metadata", "", "", "MCP 2025-03-26: no protected resource "
                    "metadata, so the server's origin is the authorization server", "fallback")
         return ProtectedResource(discovery.canonical_resource(self.server_url),

@@ -18,6 +18,7 @@ import httpx
 from .callbacks import Callback, choose_callback
 from .challenge import Challenge, bearer_challenge
 from .discovery import MAX_METADATA_BYTES, canonical_resource, origin
+from .dpop import DpopSetting
 from .errors import AuthorizationFailed
 from .flow import (
     AuthState,
@@ -51,12 +52,17 @@ class OAuth(httpx.Auth):
 
         machine = OAuth(grant="client_credentials", client_id="svc", client_secret="…")
         workload = OAuth(grant="jwt_bearer", client_id="svc", assertion=workload_jwt)
+        bearer_only = OAuth(dpop=False)     # never DPoP, whatever the servers say
 
     ``callback`` picks how the code comes back ("auto", "loopback", "paste",
     "auto-approved", a :class:`~mcp_nb.auth.callbacks.Callback`, or a callable that
     gets the authorization URL and returns the redirect URL). ``store`` keeps tokens
     (in memory unless you pass a :class:`~mcp_nb.auth.tokens.FileStore`).
     ``on_step`` is told of each :class:`~mcp_nb.auth.steps.Step` as it happens.
+    ``dpop``: bind tokens to a key of this client's own (RFC 9449) when the protected
+    resource asks for it and its authorization server supports it (``"auto"``, the
+    default), always (``True``: refused if the authorization server cannot), or never
+    (``False``); see :func:`~mcp_nb.auth.dpop.decide_dpop`.
     ``http`` makes the client for the OAuth exchanges (tests inject transports).
     """
 
@@ -73,14 +79,18 @@ class OAuth(httpx.Auth):
                  enterprise: EnterpriseIdentity | None = None,
                  on_step: Callable[[Step], object] | None = None,
                  http: Callable[[], httpx.AsyncClient] | None = None,
-                 max_authorizations: int = MAX_AUTHORIZATIONS_PER_REQUEST) -> None:
+                 max_authorizations: int = MAX_AUTHORIZATIONS_PER_REQUEST,
+                 dpop: DpopSetting = "auto") -> None:
+        if dpop != "auto" and not isinstance(dpop, bool):
+            raise ValueError(f"dpop={dpop!r}: choose 'auto' (DPoP when the resource asks for "
+                             "it), True (always) or False (never)")
         self.settings = ClientSettings(
             client_id=client_id, client_secret=client_secret,
             auth_method=token_endpoint_auth_method, private_key=private_key,
             signing_algorithm=signing_algorithm, client_metadata_url=client_metadata_url,
             client_name=client_name, scopes=tuple(scopes) if scopes is not None else None,
             grant=grant, offline_access=offline_access, allow_without_s256=allow_without_s256,
-            assertion=assertion, enterprise=enterprise)
+            assertion=assertion, enterprise=enterprise, dpop=dpop)
         self._callback_choice = callback
         self.callback: Callback | None = None
         self.store = store if store is not None else MemoryStore()
@@ -99,15 +109,25 @@ class OAuth(httpx.Auth):
     # -- what a notebook shows ---------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
-        """The state worth showing: resource, issuer, client, scopes, expiry — never a token."""
+        """The state worth showing: resource, issuer, client, scopes, expiry — never a token.
+
+        ``dpop`` is the setting and, once a flow ran, whether it used DPoP and why:
+
+        >>> OAuth().describe()["dpop"]
+        'auto'
+        """
         token = self.state.token
         registration = self.state.registrations.get(self.state.issuer or "")
+        decision = self.state.dpop_decision
+        dpop = str(self.settings.dpop) + (f": {decision.reason}" if decision else "")
         return {
             "resource": self.state.resource, "issuer": self.state.issuer,
             "client_id": registration.client_id if registration else self.settings.client_id,
             "client_registration": registration.how if registration else None,
             "grant": self.settings.grant,
-            "callback": self.callback.name if self.callback else str(self._callback_choice),
+            "callback": self.callback.name if self.callback else _callback_name(
+                self._callback_choice),
+            "dpop": dpop,
             "scope": token.scope if token else None,
             "expires_at": token.expires_at if token else None,
             "access_token": redact(token.access_token if token else None),
@@ -158,12 +178,17 @@ class OAuth(httpx.Auth):
             sent_with = self._attach(request)
             response = yield request
         if bearer_challenge(response) is not None:
+            bound = sent_with is not None and sent_with.token_type.lower() == "dpop"
             raise AuthorizationFailed(
                 f"the server still answers {response.status_code} after "
-                f"{self.max_authorizations} fresh tokens", rule="a bounded number of "
-                "authorizations per request (no 401 loop, no endless step-up)",
-                fix="the server rejects the tokens its authorization server issues: check "
-                    "its audience (resource) and scope configuration")
+                f"{self.max_authorizations} fresh tokens" + (
+                    " (DPoP-bound, sent as Authorization: DPoP)" if bound else ""),
+                rule="a bounded number of authorizations per request (no 401 loop, no "
+                "endless step-up)",
+                fix=("the server may not accept DPoP-bound tokens (RFC 9449): try "
+                     "OAuth(dpop=False) (%mcp connect … --dpop off); else " if bound else
+                     "the server rejects the tokens its authorization server issues: ") +
+                    "check its audience (resource) and scope configuration")
 
     def _attach(self, request: httpx.Request) -> Token | None:
         """Put the held token on ``request`` if it goes to the token's origin (else nothing)."""
@@ -300,3 +325,12 @@ class OAuth(httpx.Auth):
                      max_authorizations=self.max_authorizations)
         copy.settings = replace(self.settings, **changes)
         return copy
+
+
+def _callback_name(choice: object) -> str:
+    """A callback choice as ``describe()`` shows it before the flow made it: a mode's name,
+    or what a callable becomes (:class:`~mcp_nb.auth.callbacks.Headless`)."""
+    if isinstance(choice, str):
+        return choice
+    name = getattr(choice, "name", None)
+    return name if isinstance(name, str) else "headless"

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .faults import AUTH_FAULTS, check_faults
+from .faults import AUTH_FAULTS, DPOP_MODES, TOKEN_LIFETIME, check_faults
 
 if TYPE_CHECKING:
     from mcp_nb.lab.http.routing import Guard
@@ -24,6 +24,13 @@ def auth_parser() -> argparse.ArgumentParser:
     group.add_argument("--auth-approval", choices=("auto", "page"), default="auto",
                        help="auto: approve every authorization request at once (tests); page: "
                        "show a page with an Approve button (people).")
+    group.add_argument("--auth-dpop", choices=tuple(DPOP_MODES), default="bearer",
+                       help="What the protected MCP server takes (its authorization server "
+                       "offers DPoP in every mode, as real ones often do): " + "; ".join(
+                           f"{mode}: {what}" for mode, what in DPOP_MODES.items()))
+    group.add_argument("--auth-token-lifetime", type=int, default=TOKEN_LIFETIME,
+                       metavar="SECONDS", help="The access tokens' expires_in (default "
+                       f"{TOKEN_LIFETIME}; a few seconds shows how a client renews).")
     group.add_argument("--auth-fault", action="append", default=[], metavar="NAME",
                        choices=sorted(AUTH_FAULTS),
                        help="Break one authorization rule on purpose: " + "; ".join(
@@ -45,7 +52,9 @@ def start_authorization(options: argparse.Namespace) -> list[Guard]:
     from .guard import protected_resource_guard
     from .server import PRE_REGISTERED, LabAuthorizationServer
 
-    server = LabAuthorizationServer(check_faults(options.auth_fault), options.auth_approval)
+    server = LabAuthorizationServer(check_faults(options.auth_fault), options.auth_approval,
+                                    dpop=options.auth_dpop,
+                                    token_lifetime=options.auth_token_lifetime)
     base = server.start_in_thread()
     clients = ", ".join(f"{cid} (secret {secret})" if secret else f"{cid} (public)"
                         for cid, secret in PRE_REGISTERED.items())

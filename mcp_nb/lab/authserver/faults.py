@@ -1,6 +1,10 @@
-"""The lab authorization server's fault knobs: one per rule the OAuth client must check."""
+"""The lab authorization server's knobs: a fault per rule the OAuth client must check, what
+the protected resource takes (DPoP), how long tokens live. Light: every lab start imports it."""
 
 from __future__ import annotations
+
+#: The access tokens' ``expires_in`` unless ``--auth-token-lifetime`` says otherwise.
+TOKEN_LIFETIME = 3600
 
 #: ``--auth-fault NAME`` → the rule it breaks (what a client must do about it).
 AUTH_FAULTS: dict[str, str] = {
@@ -16,6 +20,8 @@ AUTH_FAULTS: dict[str, str] = {
     "expired-token": "tokens expire after 8 seconds (refresh, then retry)",
     "refresh-refused": "refresh tokens are refused (authorize again)",
     "no-s256": "the metadata advertises no PKCE S256 (a client must refuse)",
+    "no-dpop": "the authorization server offers no DPoP (with --auth-dpop required, a client "
+               "must refuse: no DPoP-bound token can come from it)",
     "migration": "after the first token, the resource moves to a second authorization server "
                  "(register again; show it nothing from the first)",
     "cross-origin-redirect": "the server metadata redirects to another origin (refuse)",
@@ -36,3 +42,14 @@ def check_faults(names: list[str]) -> frozenset[str]:
         raise ValueError(f"unknown --auth-fault {', '.join(unknown)}; known: "
                          f"{', '.join(AUTH_FAULTS)}")
     return frozenset(names)
+
+
+#: ``--auth-dpop MODE`` → what the MCP server's metadata says and which tokens it takes.
+DPOP_MODES: dict[str, str] = {
+    "bearer": "the resource's metadata names no DPoP and it takes Bearer tokens only (an "
+              "Authorization: DPoP header is refused, as a Bearer-only resource does)",
+    "accepted": "the resource's metadata lists dpop_signing_alg_values_supported ES256; it "
+                "takes Bearer tokens and DPoP-bound ones with their proofs",
+    "required": "the resource's metadata also says dpop_bound_access_tokens_required: true; "
+                "it takes DPoP-bound tokens only, and challenges with DPoP",
+}

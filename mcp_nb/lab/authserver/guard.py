@@ -1,4 +1,5 @@
-"""The lab MCP server as a protected resource: a guard that wants a valid Bearer token."""
+"""The lab MCP server as a protected resource: a guard that wants a valid token (Bearer, or
+DPoP-bound with its proof, as ``--auth-dpop`` says)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from mcp_nb.lab.http.routing import Guard, Refusal
 from mcp_nb.lab.http.wire import HttpRequest
 from mcp_nb.lab.rpc import diag
 
-from .server import LEGACY_PATHS, LabAuthorizationServer
+from .dpop import PROOF_ALGORITHMS, ProofRefused, check_proof
+from .server import LEGACY_PATHS, Grant, LabAuthorizationServer
 
 
 def _method(request: HttpRequest) -> str | None:
@@ -19,12 +21,42 @@ def _method(request: HttpRequest) -> str | None:
     return message.get("method") if isinstance(message, dict) else None
 
 
+#: What the resource takes in each ``--auth-dpop`` mode (said in its 401's body).
+WANTED = {"bearer": "a valid Bearer token", "accepted": "a valid Bearer or DPoP-bound token",
+          "required": "a valid DPoP-bound token"}
+
+
 def protected_resource_guard(server: LabAuthorizationServer) -> Guard:
     """401 with a ``WWW-Authenticate`` challenge without a valid token; 403 for step-up.
 
     In the 2025-03-26 layout the guard also answers, on the MCP server's origin, for the
     authorization server (its metadata, ``/authorize``, ``/token``, ``/register``).
     """
+    proofs_seen: set[str] = set()  # the jti of every proof accepted here (replays refused)
+
+    def presented(request: HttpRequest, url: str) -> tuple[Grant | None, str]:
+        """The grant behind the request's token, if it is presented as the mode allows; else
+        why not."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        scheme = scheme.lower()
+        grant = None if "reject-tokens" in server.faults else server.verify(token or None)
+        if grant is None:
+            return None, f"{WANTED[server.dpop]} is required"
+        if scheme == "bearer" and server.dpop != "required" and (
+                grant.jkt is None or server.dpop == "bearer"):
+            return grant, ""
+        if scheme == "dpop" and server.dpop != "bearer" and grant.jkt is not None:
+            try:
+                check_proof(request.headers.get("dpop"), request.method, url, seen=proofs_seen,
+                            access_token=token, jkt=grant.jkt)
+            except ProofRefused as refusal:
+                return None, str(refusal)
+            return grant, ""
+        # A Bearer-only resource refuses the DPoP scheme (as the MCP SDK's does); a DPoP-aware
+        # one refuses a bound token shown as Bearer (RFC 9449 §7.2) and, when DPoP is
+        # required, every Bearer token.
+        return None, f"a {scheme or 'missing'} token is not taken here (--auth-dpop " \
+                     f"{server.dpop})"
 
     async def guard(request: HttpRequest) -> Refusal | None:
         host = request.headers.get("host", "")
@@ -34,16 +66,16 @@ def protected_resource_guard(server: LabAuthorizationServer) -> Guard:
         if request.path.startswith("/.well-known/"):
             return None  # metadata is public (the lab's lives on the authorization server)
         server.note_resource(f"http://{host}/mcp")
-        header = request.headers.get("authorization", "")
-        token = header[7:] if header.lower().startswith("bearer ") else None
         # 2025-03-26 had no resource metadata, so no resource_metadata to point at.
         challenge = 'Bearer scope="mcp"' if server.legacy else (
             f'Bearer resource_metadata="{server.resource_metadata_url}", scope="mcp"')
-        grant = None if "reject-tokens" in server.faults else server.verify(token)
+        if server.dpop == "required":  # RFC 9449 §7.1: the DPoP scheme, with its algorithms
+            challenge = challenge.replace("Bearer", "DPoP", 1) + \
+                f', algs="{" ".join(PROOF_ALGORITHMS)}"'
+        grant, why = presented(request, f"http://{host}{request.path}")
         if grant is None:
-            diag("401 for a request without a valid token")
-            return Refusal(401, "Unauthorized: a valid Bearer token is required",
-                           [("www-authenticate", challenge)])
+            diag(f"401: {why}")
+            return Refusal(401, f"Unauthorized: {why}", [("www-authenticate", challenge)])
         if _method(request) == "tools/call" and (
                 "endless-step-up" in server.faults
                 or ("step-up" in server.faults and "mcp:call" not in grant.scopes)):

@@ -32,12 +32,13 @@ from mcp_nb.lab.rpc import diag
 
 from . import cimd
 from .cimd import Client, ClientRefused
+from .dpop import PROOF_ALGORITHMS, ProofRefused, check_proof
+from .faults import TOKEN_LIFETIME
 
 #: Scopes the lab resource knows: "mcp" for everything, "mcp:call" for tools/call with step-up.
 SCOPES = ("mcp", "mcp:call", "offline_access")
 #: Clients registered in advance (``--auth`` prints them): a public and a confidential one.
 PRE_REGISTERED = {"lab-public": None, "lab-confidential": "lab-secret"}
-TOKEN_LIFETIME = 3600
 SHORT_TOKEN_LIFETIME = 8
 SECOND_ISSUER_PATH = "/as2"
 AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
@@ -58,6 +59,8 @@ class Grant:
     expires_at: float = 0.0
     redirect_uri: str = ""
     challenge: str = ""
+    #: The thumbprint of the key a DPoP-bound token (and its refresh token) is bound to.
+    jkt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,19 @@ class LabAuthorizationServer:
     """One authorization server (two issuers, for the migration fault) on 127.0.0.1.
 
     ``approval`` is ``"auto"`` (redirect at once: tests, the conformance suite's way)
-    or ``"page"`` (a small page with an Approve button, for people).
+    or ``"page"`` (a small page with an Approve button, for people). ``dpop`` is what the
+    MCP server takes (:data:`~.faults.DPOP_MODES`); ``token_lifetime`` the tokens'
+    ``expires_in`` in seconds.
     """
 
-    def __init__(self, faults: frozenset[str] = frozenset(), approval: str = "auto") -> None:
+    def __init__(self, faults: frozenset[str] = frozenset(), approval: str = "auto", *,
+                 dpop: str = "bearer", token_lifetime: int = TOKEN_LIFETIME) -> None:
         self.faults = faults
         self.approval = approval
+        self.dpop = dpop
+        self.token_lifetime = token_lifetime
+        #: The jti of every DPoP proof the token endpoint accepted (a replay is refused).
+        self.token_proofs: set[str] = set()
         self.base = ""
         self.resource = ""
         self.clients: dict[str, Client] = {}
@@ -200,7 +210,7 @@ class LabAuthorizationServer:
         if local == "/approve" and request.method == "POST":
             return await self._authorize(_form(request.body), issuer, approved=True)
         if local == "/token" and request.method == "POST":
-            return await self._token(request, issuer)
+            return await self._token(request, issuer, base + path)
         if local == "/register" and request.method == "POST":
             return self._register(request, issuer)
         return _json(404, {"error": "not_found"})
@@ -210,9 +220,14 @@ class LabAuthorizationServer:
     def _protected_resource(self) -> Answer:
         resource = ("http://127.0.0.1:1/somewhere-else" if "resource-mismatch" in self.faults
                     else self.resource)
-        return _json(200, {
+        document: dict[str, object] = {
             "resource": resource, "authorization_servers": [self.issuer],
-            "scopes_supported": ["mcp", "mcp:call"], "bearer_methods_supported": ["header"]})
+            "scopes_supported": ["mcp", "mcp:call"], "bearer_methods_supported": ["header"]}
+        if self.dpop != "bearer":
+            document["dpop_signing_alg_values_supported"] = list(PROOF_ALGORITHMS)
+        if self.dpop == "required":
+            document["dpop_bound_access_tokens_required"] = True
+        return _json(200, document)
 
     def _metadata_document(self, issuer: str) -> dict[str, object]:
         return {
@@ -230,6 +245,8 @@ class LabAuthorizationServer:
             "authorization_response_iss_parameter_supported":
                 "unexpected-iss" not in self.faults,
             "client_id_metadata_document_supported": True,
+            **({} if "no-dpop" in self.faults else {
+                "dpop_signing_alg_values_supported": list(PROOF_ALGORITHMS)}),
         }
 
     def _metadata(self, issuer: str) -> Answer:
@@ -303,6 +320,10 @@ class LabAuthorizationServer:
             return Answer(200, _approval_page(query, issuer, client).encode(),
                           content_type="text/html; charset=utf-8")
         scopes = tuple(s for s in query.get("scope", "mcp").split() if s in SCOPES)
+        if "consent" not in query.get("prompt", "").split():
+            # As OpenID providers do (OpenID Connect Core 1.0 §11): offline_access, and so a
+            # refresh token, only when the person was asked to consent.
+            scopes = tuple(s for s in scopes if s != "offline_access")
         code = secrets.token_urlsafe(24)
         self.codes[code] = Grant(client.client_id, scopes, query.get("resource", ""), issuer,
                                  time.time() + 300, redirect_uri, query["code_challenge"])
@@ -356,12 +377,20 @@ class LabAuthorizationServer:
             raise ClientRefused("invalid_client", f"wrong client secret for {client_id}")
         return client
 
-    async def _token(self, request: HttpRequest, issuer: str) -> Answer:
+    async def _token(self, request: HttpRequest, issuer: str, url: str) -> Answer:
         form = _form(request.body)
         try:
             client = await self._authenticate(request, form, issuer)
         except ClientRefused as refusal:
             return _refused(refusal, at_token_endpoint=True)
+        jkt = None
+        proof = request.headers.get("dpop")
+        if proof is not None and "no-dpop" not in self.faults:  # without DPoP: ignored
+            try:
+                jkt = check_proof(proof, "POST", url, seen=self.token_proofs)
+            except ProofRefused as refusal:
+                return _json(400, {"error": "invalid_dpop_proof",
+                                   "error_description": str(refusal)})
         grant_type = form.get("grant_type")
         if grant_type == "authorization_code":
             grant = self.codes.pop(form.get("code", ""), None)
@@ -374,21 +403,27 @@ class LabAuthorizationServer:
             grant = self.refresh_tokens.pop(form.get("refresh_token", ""), None)
             if "refresh-refused" in self.faults or grant is None or grant.issuer != issuer:
                 return _json(400, {"error": "invalid_grant"})
+            if grant.jkt is not None and grant.jkt != jkt:
+                # RFC 9449 §5: a bound refresh token is used with a proof from its key.
+                return _json(400, {"error": "invalid_grant", "error_description": "the "
+                                   "refresh token is DPoP-bound: prove its key"})
         elif grant_type == "client_credentials" and client.confidential:
             scopes = tuple(s for s in form.get("scope", "mcp").split() if s in SCOPES)
             grant = Grant(client.client_id, scopes, form.get("resource", ""), issuer)
         else:
             return _json(400, {"error": "unsupported_grant_type"})
-        return _json(200, self._issue(grant, form.get("resource")))
+        return _json(200, self._issue(grant, form.get("resource"), jkt))
 
-    def _issue(self, grant: Grant, resource: str | None) -> dict[str, object]:
-        lifetime = SHORT_TOKEN_LIFETIME if "expired-token" in self.faults else TOKEN_LIFETIME
+    def _issue(self, grant: Grant, resource: str | None, jkt: str | None) -> dict[str, object]:
+        lifetime = (SHORT_TOKEN_LIFETIME if "expired-token" in self.faults
+                    else self.token_lifetime)
         token = secrets.token_urlsafe(24)
         issued = Grant(grant.client_id, grant.scopes, resource or grant.resource, grant.issuer,
-                       time.time() + lifetime)
+                       time.time() + lifetime, jkt=jkt)
         with self._lock:
             self.tokens[token] = issued
-        answer: dict[str, object] = {"access_token": token, "token_type": "Bearer",
+        answer: dict[str, object] = {"access_token": token,
+                                     "token_type": "DPoP" if jkt else "Bearer",
                                      "expires_in": lifetime, "scope": " ".join(grant.scopes)}
         if "offline_access" in grant.scopes:
             refresh = secrets.token_urlsafe(24)

@@ -4,6 +4,9 @@ Expansion follows IPython's own magics (``{expr}`` is a Python expression,
 ``$name`` a variable, ``{{``/``}}``/``$$`` stand for themselves) but happens
 only in arguments that are never JSON: a server's argv, URLs, paths, file
 names and ``--env``/``--header`` values.  Tool arguments stay verbatim.
+Where a Python object is what is wanted (``--auth-callback {approve}``,
+``--config {servers}``), a lone ``{expr}`` or ``$name`` is that object itself,
+not its text (:func:`expand_object`).
 """
 
 from __future__ import annotations
@@ -56,31 +59,78 @@ def expand(text: str, namespace: dict[str, Any]) -> str:
     Example: with ``import sys`` run, ``{sys.executable}`` becomes the kernel's
     interpreter.  A name that is not defined fails the cell and says so.
     """
-    if "{" not in text and "$" not in text:
-        return text
-    try:
-        json.loads(text)
+    if ("{" not in text and "$" not in text) or _is_json(text):
         return text  # '{"a": 1}' or '[1]' handed to a server: never touched
-    except ValueError:
-        pass
     try:
         return _FORMATTER.vformat(text, args=[], kwargs=namespace)
     except Exception as exc:  # whatever the expression raised is named below
-        raise McpCellError(
-            f"cannot expand {text!r}: {type(exc).__name__}: {exc} (the expression runs in the "
-            "notebook's namespace, e.g. import sys first for {sys.executable}; write {{ }} or "
-            "$$ for literal braces or dollars)") from None
+        raise _cannot_expand(text, exc) from None
+
+
+def expand_object(text: str, namespace: dict[str, Any]) -> Any:
+    """A lone ``{expr}`` or ``$name`` as the object it names; other text as :func:`expand` has it.
+
+    For arguments that take a Python object from the notebook (a callable, a dict):
+    its text (``<function approve at 0x…>``) would be of no use.
+
+    >>> expand_object("{len}", {}) is len, expand_object("$n", {"n": 3})
+    (True, 3)
+    >>> expand_object("n={n}", {"n": 3}), expand_object("paste", {})
+    ('n=3', 'paste')
+    """
+    expression = _lone_field(text)
+    if expression is None:
+        return expand(text, namespace)
+    try:
+        return eval(expression, dict(namespace))  # what IPython's formatter does with {expr}
+    except Exception as exc:  # whatever the expression raised is named below
+        raise _cannot_expand(text, exc) from None
+
+
+def _lone_field(text: str) -> str | None:
+    """The expression of a ``{expr}`` or ``$name`` that is all of ``text``; else ``None``."""
+    if _is_json(text):
+        return None
+    try:
+        parts = [part for part in _FORMATTER.parse(text) if part != ("", None, None, None)]
+    except ValueError:
+        return None
+    if len(parts) != 1:
+        return None
+    literal, name, spec, conversion = parts[0]
+    if literal or not name or conversion is not None:
+        return None
+    return f"{name}:{spec}" if spec else name  # {a[1:2]} arrives split at its colon
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _cannot_expand(text: str, exc: Exception) -> McpCellError:
+    return McpCellError(
+        f"cannot expand {text!r}: {type(exc).__name__}: {exc} (the expression runs in the "
+        "notebook's namespace, e.g. import sys first for {sys.executable}; write {{ }} or "
+        "$$ for literal braces or dollars)")
 
 
 def expand_arguments(args: argparse.Namespace, names: tuple[str, ...],
-                     namespace: dict[str, Any]) -> None:
-    """Expand the named attributes of ``args`` in place (strings and lists of strings)."""
-    for name in names:
+                     namespace: dict[str, Any], objects: tuple[str, ...] = ()) -> None:
+    """Expand the named attributes of ``args`` in place (strings and lists of strings).
+
+    In the attributes named by ``objects`` a lone ``{expr}`` is the object (:func:`expand_object`).
+    """
+    for name in (*names, *objects):
         value = getattr(args, name, None)
+        how = expand_object if name in objects else expand
         if isinstance(value, str):
-            setattr(args, name, expand(value, namespace))
+            setattr(args, name, how(value, namespace))
         elif isinstance(value, list):
-            setattr(args, name, [expand(item, namespace) if isinstance(item, str) else item
+            setattr(args, name, [how(item, namespace) if isinstance(item, str) else item
                                  for item in value])
 
 

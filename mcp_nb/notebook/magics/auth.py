@@ -16,6 +16,8 @@ Example::
 
     %mcp connect https://mcp.example.com/mcp --auth            # the flow runs when asked
     %mcp connect URL --auth --auth-callback paste --scope mcp:tools
+    %mcp connect URL --auth --auth-callback {approve}   # your function: URL → redirect URL
+    %mcp connect URL --auth --dpop off                  # never DPoP (default auto)
     %mcp auth                       # the current session's state (tokens redacted)
     %mcp auth --steps               # the last flow, one row per step (redacted)
     %mcp auth --logout              # forget the token and the client registration
@@ -30,6 +32,7 @@ import argparse
 import contextlib
 import time
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +59,29 @@ if TYPE_CHECKING:
 
 GROUP = CommandGroup()
 CALLBACKS = ("auto", "loopback", "paste", "jupyter", "auto-approved")
+#: ``--dpop`` → ``OAuth(dpop=…)``.
+DPOP_CHOICES: dict[str, Any] = {"auto": "auto", "on": True, "off": False}
+#: The arguments where ``{expr}`` is the notebook's object itself (a callable callback).
+AUTH_OBJECTS = ("auth_callback",)
+
+
+def _oauth_arguments(p: Parser) -> None:
+    """The OAuth client's settings, which ``%mcp connect --auth`` and ``%mcp auth --step`` take."""
+    p.add_argument("--auth-callback", metavar="MODE",
+                   help="how the code comes back: loopback (a browser on this machine), "
+                        "paste (anywhere), jupyter (via this Jupyter server: Binder, "
+                        "JupyterHub), auto-approved (the lab's server), or {fn}: a Python "
+                        "callable from the notebook that takes the authorization URL and "
+                        "returns the URL the browser was redirected to; default auto")
+    p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
+    p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
+    p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
+                   help="ask for this scope (repeat; default: what the server says)")
+    p.add_argument("--dpop", choices=tuple(DPOP_CHOICES),
+                   help="bind tokens to a key of this client's own (DPoP, RFC 9449): auto "
+                        "(when the server's resource metadata or challenge asks for it and "
+                        "its authorization server supports it; default), on (always), off "
+                        "(never)")
 
 
 def add_auth_arguments(p: Parser) -> None:
@@ -63,35 +89,66 @@ def add_auth_arguments(p: Parser) -> None:
     p.add_argument("--auth", action="store_true",
                    help="authorize with OAuth 2.1 when the server asks (401): discovery, "
                         "registration, PKCE, token; see docs/authorization.md")
-    p.add_argument("--auth-callback", choices=CALLBACKS,
-                   help="how the code comes back: loopback (a browser on this machine), "
-                        "paste (anywhere), jupyter (via this Jupyter server: Binder, "
-                        "JupyterHub), auto-approved (the lab's server); default auto")
-    p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
-    p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
-    p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
-                   help="ask for this scope (repeat; default: what the server says)")
+    _oauth_arguments(p)
+
+
+def oauth_settings(mcp: McpMagics, args: argparse.Namespace,
+                   entry: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The callback asked for (``None``: none) and the other ``OAuth`` keyword arguments.
+
+    From the magic line and an mcpServers entry's ``"auth"`` (the line wins). A callable
+    (``--auth-callback {approve}``, or ``"callback": approve`` in a dict given as
+    ``--config {servers}``) becomes :class:`~mcp_nb.auth.Headless`.
+    """
+    settings = dict((entry or {}).get("auth") or {})
+    if args.auth_callback is not None:
+        callback = _callback(args.auth_callback, "--auth-callback", mcp.namespace)
+    else:
+        callback = _callback(settings.get("callback"), 'the entry\'s "auth" "callback"')
+    dpop = DPOP_CHOICES[args.dpop] if args.dpop else settings.get("dpop", "auto")
+    if dpop != "auto" and not isinstance(dpop, bool):
+        raise McpCellError(f'the entry\'s "auth" "dpop" {dpop!r}: write "auto" (DPoP when the '
+                           "resource asks for it), true (always) or false (never)")
+    return callback, {"client_id": args.client_id or settings.get("client_id"),
+                      "client_secret": args.client_secret or settings.get("client_secret"),
+                      "scopes": list(args.scope) or settings.get("scopes") or None,
+                      "dpop": dpop}
+
+
+def _callback(value: object, where: str, namespace: Mapping[str, Any] | None = None
+              ) -> str | Callback | Callable[[str], Any] | None:
+    """A callback mode's name, a :class:`Callback`, or a callable; refuse anything else.
+
+    ``namespace``: a bare name is also looked up there (as ``--sampling NAME`` is).
+    """
+    if value is None or (isinstance(value, str) and value in CALLBACKS):
+        return value  # type: ignore[return-value]
+    if isinstance(value, str) and namespace is not None and callable(namespace.get(value)):
+        return namespace[value]  # type: ignore[no-any-return]
+    if callable(value) or (hasattr(value, "prepare") and hasattr(value, "receive")):
+        return value  # type: ignore[return-value]
+    raise McpCellError(
+        f"{where} {value!r} is neither a callback mode ({', '.join(CALLBACKS)}) nor a Python "
+        "callable: the browser step needs a mode, or a function that takes the authorization "
+        "URL and returns the URL the browser was redirected to (define it, then "
+        "--auth-callback {fn})")
 
 
 def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
-              entry: dict[str, Any] | None = None) -> OAuth | None:
+              entry: Mapping[str, Any] | None = None) -> OAuth | None:
     """The OAuth for ``connect`` (``--auth`` or an mcpServers entry's ``"auth"``), or None.
 
     A flow walked with ``%mcp auth --step`` for the same URL is reused (its token too);
     otherwise the flow runs here, in the cell, when the server asks for authorization.
     """
-    settings = dict((entry or {}).get("auth") or {})
-    if not (getattr(args, "auth", False) or settings):
+    if not (getattr(args, "auth", False) or (entry or {}).get("auth")):
         return None
     walked = _walks(mcp).get(url)
     if walked is not None:
         return walked.auth
-    scopes = list(args.scope) or settings.get("scopes")
-    mode = args.auth_callback or settings.get("callback") or "auto"
-    oauth = OAuth(client_id=args.client_id or settings.get("client_id"),
-                  client_secret=args.client_secret or settings.get("client_secret"),
-                  scopes=scopes or None,
-                  callback=choose_callback(mode, link_shown_by_caller=True))
+    callback, settings = oauth_settings(mcp, args, entry)
+    oauth = OAuth(**settings, callback=choose_callback(callback or "auto",
+                                                       link_shown_by_caller=True))
     # A refused flow leaves no session behind: its steps stay readable by the name asked
     # for (%mcp auth --steps NAME) and by the URL.
     for key in (args.name, url):
@@ -265,15 +322,13 @@ def _auth_arguments(p: Parser) -> None:
     p.add_argument("--next", nargs="?", const="", default=None, metavar="REDIRECT_URL",
                    help="make the next exchange of the walked flow (at the browser step: "
                         "the address the browser landed on)")
-    p.add_argument("--auth-callback", choices=CALLBACKS, default=None)
-    p.add_argument("--client-id")
-    p.add_argument("--client-secret")
-    p.add_argument("--scope", action="append", default=[])
+    _oauth_arguments(p)
 
 
 @GROUP.command("auth", "OAuth state (never the token), --steps, --logout, or --step URL / "
                "--next",
-               arguments=_auth_arguments, expand=("client_secret", "client_id", "step"))
+               arguments=_auth_arguments, expand=("client_secret", "client_id", "step"),
+               objects=AUTH_OBJECTS)
 def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.step:
         return _start_walk(mcp, args)
@@ -299,11 +354,10 @@ def _start_walk(mcp: McpMagics, args: argparse.Namespace) -> Any:
     url = str(args.step)
     if not url.startswith(("http://", "https://")):
         raise McpCellError(f"--step takes the server's URL, not {url!r}")
-    callback = args.auth_callback or "paste"
-    if callback == "paste":
+    callback, settings = oauth_settings(mcp, args)
+    if callback in (None, "paste"):
         callback = PasteBack(show=print, ask=_no_input)
-    oauth = OAuth(client_id=args.client_id, client_secret=args.client_secret,
-                  scopes=list(args.scope) or None, callback=callback)
+    oauth = OAuth(**settings, callback=callback)
     flow = mcp.loop.run(oauth.begin(url, ask_server=True))
     walk = Walk(oauth, flow, flow.start())
     _walks(mcp)[url] = walk

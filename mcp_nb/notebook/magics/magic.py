@@ -117,7 +117,7 @@ class McpMagics(Magics):
                             f"{', '.join(c.name for c in self.commands.values() if c.server_argv)}")
             args.target = [*args.target, *server_argv]
         args.json = json_arguments
-        expand_arguments(args, command.expand, self.namespace)
+        expand_arguments(args, command.expand, self.namespace, command.objects)
         return command.run(self, args)
 
     @property

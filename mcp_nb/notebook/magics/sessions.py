@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -24,7 +25,7 @@ from ...transports import StdioTransport, Transport, http_transport
 from ..forms import ServerRequestInbox
 from ..hosted import HostedSession
 from .arguments import key_values
-from .auth import add_auth_arguments, oauth_for
+from .auth import AUTH_OBJECTS, add_auth_arguments, oauth_for
 from .displays import Listing
 from .recordings import add_replay_arguments, replay_target
 from .table import CommandGroup, McpCellError, Parser, Usage
@@ -67,7 +68,10 @@ def _connect_arguments(p: Parser) -> None:
                    help="environment variable for the server (repeatable; {expr} and $name "
                         "expanded)")
     p.add_argument("--cwd", help="working directory for the server")
-    p.add_argument("--config", help="a Claude-Desktop-style JSON file with mcpServers")
+    p.add_argument("--config", help="a Claude-Desktop-style JSON file with mcpServers, or "
+                                    "{servers}: a dict of that shape from the notebook (its "
+                                    "entries may hold Python values, e.g. an \"auth\" "
+                                    "\"callback\" function)")
     p.add_argument("--server", help="which mcpServers entry (default: NAME)")
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
                    help="fault knob for the bundled lab server, e.g. --lab=--ignore-sigterm")
@@ -85,8 +89,8 @@ def _connect_arguments(p: Parser) -> None:
 @GROUP.command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
                           "config entry, or (with no target) the bundled lab server",
                arguments=_connect_arguments, server_argv=True,
-               expand=("target", "header", "env", "cwd", "config", "roots", "replay",
-                       "client_id", "client_secret"))
+               expand=("target", "header", "env", "cwd", "roots", "replay", "client_id",
+                       "client_secret"), objects=("config", *AUTH_OBJECTS))
 def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     base, transport, named = _target(mcp, args)
     era = args.era or mcp.era
@@ -182,9 +186,9 @@ def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, b
         target, args.name = [args.name, *target], None  # `%mcp connect URL`
         args.target = target
     named = args.name is not None
-    if args.config:
+    if args.config is not None:
         key = args.server or args.name
-        entry = _config_entry(Path(args.config), key)
+        entry = _config_entry(args.config, key)
         name = args.name or key or "server"
         if "url" in entry:
             headers = {**{str(k): str(v) for k, v in entry.get("headers", {}).items()},
@@ -286,13 +290,28 @@ def _server_request_handlers(
     return handlers, inbox
 
 
-def _config_entry(path: Path, key: str | None) -> dict[str, Any]:
+def _config_document(source: object) -> tuple[str, Any]:
+    """Where the mcpServers document is (for messages), and the document.
+
+    A file's path (JSON), or the document itself as a Python dict (``--config {servers}``),
+    whose entries may hold what JSON cannot: a callable ``"callback"``, say.
+    """
+    if isinstance(source, Mapping):
+        return "the --config dict", source
+    if not isinstance(source, str | os.PathLike):
+        raise McpCellError(f"--config takes a JSON file's path or a dict of the same shape "
+                           f"({{\"mcpServers\": {{…}}}}), not {type(source).__name__}")
+    path = Path(source)
     try:
-        config = json.loads(path.read_text())
+        return str(path), json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise McpCellError(f"cannot read {path}: {exc}") from None
-    servers = config.get("mcpServers") if isinstance(config, dict) else None
-    if not isinstance(servers, dict):
+
+
+def _config_entry(source: object, key: str | None) -> Mapping[str, Any]:
+    path, config = _config_document(source)
+    servers = config.get("mcpServers") if isinstance(config, Mapping) else None
+    if not isinstance(servers, Mapping):
         raise McpCellError(f"{path} has no \"mcpServers\" object")
     if key is None:
         if len(servers) != 1:
@@ -302,7 +321,7 @@ def _config_entry(path: Path, key: str | None) -> dict[str, Any]:
     if key not in servers:
         raise McpCellError(f"{path} has no server {key!r}; it has {', '.join(servers)}")
     entry = servers[key]
-    if not isinstance(entry, dict) or not ("command" in entry or "url" in entry):
+    if not isinstance(entry, Mapping) or not ("command" in entry or "url" in entry):
         raise McpCellError(f"server {key!r} in {path} needs a \"command\" (or \"url\")")
     return entry
 

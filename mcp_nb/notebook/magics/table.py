@@ -59,7 +59,9 @@ class Subcommand:
 
     ``expand`` names the parsed arguments where ``{expr}`` and ``$name`` are
     expanded from the notebook's namespace (argv, URLs, paths, ``K=V`` values:
-    never JSON).  ``json_arguments``: a ``{…}`` object on the line is tool
+    never JSON); in those ``objects`` names, a lone ``{expr}`` or ``$name`` is the
+    notebook's object itself (a callable, a dict), not its text.  ``json_arguments``: a
+    ``{…}`` object on the line is tool
     arguments, pulled out before splitting.  ``server_argv``: everything after
     a bare ``--`` is the server's command, kept verbatim.
     """
@@ -71,6 +73,7 @@ class Subcommand:
     expand: tuple[str, ...] = ()
     json_arguments: bool = False
     server_argv: bool = False
+    objects: tuple[str, ...] = ()
 
 
 class CommandGroup:
@@ -81,12 +84,13 @@ class CommandGroup:
 
     def command(self, name: str, help: str, *, arguments: Callable[[Parser], None] | None = None,
                 expand: tuple[str, ...] = (), json_arguments: bool = False,
-                server_argv: bool = False) -> Callable[[Handler], Handler]:
+                server_argv: bool = False, objects: tuple[str, ...] = ()
+                ) -> Callable[[Handler], Handler]:
         """Declare ``%mcp NAME``; the decorated function runs it."""
 
         def register(run: Handler) -> Handler:
             self.commands.append(Subcommand(name, help, run, arguments, expand, json_arguments,
-                                            server_argv))
+                                            server_argv, objects))
             return run
 
         return register
