@@ -248,6 +248,20 @@ def test_auth_callback_takes_a_function_from_the_notebook(mcp, approve, written:
     assert "dpop: auto: not used: the resource does not ask for it" in state
 
 
+def test_a_flow_walked_one_step_per_cell_takes_the_function_too(mcp, approve, capsys
+                                                                ) -> None:
+    with lab_server("--auth") as server:
+        mcp(f"auth --step {server.ready_text} --auth-callback {{approve}} --dpop off")
+        for _ in range(20):
+            mcp("auth --next")
+            if "token held" in capsys.readouterr().out:
+                break
+        assert len(approve) == 1
+        hosted = mcp(f"connect walked {server.ready_text} --auth")
+        assert hosted.session.state is State.OPERATING and len(approve) == 1
+        assert "dpop: False: not used" in repr(mcp("auth"))
+
+
 def test_an_mcpservers_dict_takes_a_function_and_the_dpop_setting(mcp, approve) -> None:
     with lab_server("--auth", "--auth-dpop", "accepted") as server:
         mcp.shell.user_ns["servers"] = {"mcpServers": {"remote": {
