@@ -50,7 +50,21 @@ def test_expected_errors_fail_the_cell_with_one_line(ip, mcp) -> None:
     assert isinstance(error, McpCellError)
     assert error._render_traceback_() == [
         "McpCellError: [LifecycleError] cannot send 'tools/list' while Uninitialized: "
-        "send initialize first (pass force=True to send it anyway)"]
+        "send initialize first (add --force to send it anyway)"]
+
+
+def test_a_call_refused_by_the_lifecycle_names_the_call_and_the_magics_option(ip, mcp) -> None:
+    # Before initialized the call is refused as itself: no tools/list is fetched for its
+    # schema behind the learner's back (nothing at all goes on the wire).
+    hosted = mcp(f"connect early --step -- {LAB}")
+    mcp("initialize")
+    result = ip.run_cell("%mcp call echo text=hi")
+    assert not result.success
+    assert result.error_in_exec._render_traceback_() == [
+        "McpCellError: [LifecycleError] cannot send 'tools/call' while Initialized: "
+        "send notifications/initialized first (add --force to send it anyway)"]
+    assert [entry.method for entry in hosted.session.transcript.filter(direction="send")] == [
+        "initialize"]
 
 
 def test_json_arguments_are_never_mangled_by_variable_expansion(ip, mcp) -> None:
@@ -97,8 +111,10 @@ def test_help_is_printed_and_bad_usage_fails(mcp, capsys) -> None:
     assert "connect" in capsys.readouterr().out
     assert mcp("call --help") is None
     assert "--background" in capsys.readouterr().out
-    with pytest.raises(McpCellError, match="invalid choice: 'frobnicate'"):
+    with pytest.raises(McpCellError, match="no subcommand 'frobnicate'; %mcp --help"):
         mcp("frobnicate")
+    with pytest.raises(McpCellError, match=r"no subcommand 'conect'; did you mean connect\?"):
+        mcp("conect")
     with pytest.raises(McpCellError, match="a subcommand is needed"):
         mcp("")
 

@@ -17,7 +17,7 @@ import anyio
 
 from ..protocol import stateless
 from ..protocol.envelope import encode
-from ..protocol.errors import CapabilityError, LifecycleError
+from ..protocol.errors import FORCE_HINT, CapabilityError, LifecycleError
 from ..protocol.lifecycle import Event, State
 from ..protocol.versions import Era
 from ..transports.base import TransportClosed
@@ -67,7 +67,7 @@ class Outbound:
             text = (f"{method!r} does not exist in the stateless era "
                     f"({session.stateless_version}): {stateless.REMOVED_METHODS[method]}")
             if not force:
-                raise LifecycleError(f"{text} (pass force=True to send it anyway)")
+                raise LifecycleError(f"{text} ({FORCE_HINT})")
             session._record.finding("removed-in-stateless-era", "client", f"sent anyway: {text}",
                                     method)
             return
@@ -75,7 +75,7 @@ class Outbound:
         if refusal is not None:
             rule_id, text = refusal
             if not force:
-                raise LifecycleError(f"{text} (pass force=True to send it anyway)")
+                raise LifecycleError(f"{text} ({FORCE_HINT})")
             session._record.finding(rule_id, "client", f"sent anyway: {text}", method)
         if is_request and self._lifecycle.state is State.OPERATING:
             try:

@@ -43,6 +43,11 @@ MODERN_ERROR_CODES = frozenset({
 })
 
 
+#: How a refusal says it can be overridden, in the Python API's spelling (the magics
+#: put it in theirs: ``--force``).
+FORCE_HINT = "pass force=True to send it anyway"
+
+
 class McpError(Exception):
     """Base of every error mcp_nb raises for protocol reasons."""
 

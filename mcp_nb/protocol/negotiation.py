@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import INVALID_PARAMS, CapabilityError, UnsupportedVersionError
+from .errors import FORCE_HINT, INVALID_PARAMS, CapabilityError, UnsupportedVersionError
 from .versions import SUPPORTED_VERSIONS, VERSIONS
 
 
@@ -157,8 +157,7 @@ class Capabilities:
         what = f"{name}.{flag}" if flag else name
         raise CapabilityError(
             f"the server did not declare the {what!r} capability, so {method!r} may not be "
-            f"sent (use only negotiated capabilities); pass force=True to send it anyway "
-            f"and record a finding"
+            f"sent (use only negotiated capabilities); {FORCE_HINT} and record a finding"
         )
 
     def client_supports(self, method: str) -> bool:

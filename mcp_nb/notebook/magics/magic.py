@@ -8,6 +8,7 @@ from the same table, and runs the subcommand's function with this object.
 from __future__ import annotations
 
 import atexit
+import difflib
 import importlib
 import shlex
 import sys
@@ -16,7 +17,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Bool, CaselessStrEnum, Float, Int
 
-from ...protocol.errors import McpError
+from ...protocol.errors import FORCE_HINT, McpError
 from ..hosted import HostedSession
 from ..loop import BackgroundLoop, Interrupted
 from ..widgets import SessionView
@@ -92,13 +93,18 @@ class McpMagics(Magics):
         except Interrupted as exc:
             raise McpCellError(str(exc)) from None
         except McpError as exc:
-            raise McpCellError(f"[{type(exc).__name__}] {exc}") from None
+            reason = str(exc).replace(FORCE_HINT, "add --force to send it anyway")
+            raise McpCellError(f"[{type(exc).__name__}] {reason}") from None
 
     def _dispatch(self, line: str) -> Any:
         name, _, rest = line.strip().partition(" ")
         if not name:
             raise Usage("a subcommand is needed; %mcp --help lists them")
         command: Subcommand | None = self.commands.get(name)
+        if command is None and not name.startswith("-"):
+            close = difflib.get_close_matches(name, self.commands, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise Usage(f"%mcp has no subcommand {name!r}; {hint}%mcp --help lists them")
         json_arguments = None
         if command is not None and command.json_arguments and "{" in rest:
             json_arguments, rest = split_json(rest)

@@ -7,6 +7,7 @@ import argparse
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
 from ..arguments_check import problems
@@ -90,8 +91,11 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
 
 def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any]) -> None:
     """Fail the cell, naming each field, if ``arguments`` do not fit the tool's inputSchema."""
-    if "tools" not in hosted.session.capabilities.server:
-        return  # the capability guard refuses the call itself, with its own reason
+    if hosted.session.state is not State.OPERATING or \
+            "tools" not in hosted.session.capabilities.server:
+        # Not now: the guard refuses the call itself, naming tools/call (the request the
+        # learner made), not a tools/list fetched behind their back for its schema.
+        return
     tool = hosted.tool(name)
     if tool is None:
         return  # an unknown tool is the server's to refuse (its -32602 is worth seeing)
