@@ -344,6 +344,9 @@ async def _refused(url: str, era: str | None) -> tuple[str, Browser]:
     browser = Browser()
     with pytest.raises(McpError) as refused:
         await whoami(url, OAuth(callback=Headless(browser)), era=era)
+    # Said as a refusal of authorization in either era, not as an HTTP exchange that broke.
+    assert "authorization failed: " in str(refused.value)
+    assert "broke" not in str(refused.value)
     return str(refused.value), browser
 
 

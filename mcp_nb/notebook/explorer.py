@@ -149,18 +149,28 @@ class Explorer(_Described, w.VBox):
             futures.append(self._submit(session.list_prompts(), self._got_prompts))
         return futures
 
-    def _submit(self, coroutine: Any, then: Callable[[Any], None]) -> Any:
-        """Run ``coroutine`` on the loop and draw its answer with ``then``, there too."""
+    def _submit(self, coroutine: Any, then: Callable[[Any], None],
+                failed: Callable[[str], None] | None = None) -> Any:
+        """Run ``coroutine`` on the loop and draw its answer with ``then``, there too.
+
+        A failure is said by ``failed`` beside what asked for it (a tab's own status),
+        else on the explorer's status line, which a later success clears.
+        """
 
         async def run_and_draw() -> None:
             try:
                 value = await coroutine
             except Exception as exc:  # shown in the explorer, not raised into the void
-                self.status.value = f"failed: {type(exc).__name__}: {exc}"
+                (failed or self._say_failed)(f"failed: {type(exc).__name__}: {exc}")
                 return
+            if failed is None:
+                self.status.value = ""
             then(value)
 
         return self.hosted.loop.submit(run_and_draw())
+
+    def _say_failed(self, text: str) -> None:
+        self.status.value = text
 
     def _got_tools(self, tools: list[Tool]) -> None:
         self.tools = {tool.name: tool for tool in tools}
@@ -226,7 +236,9 @@ class Explorer(_Described, w.VBox):
 
     def _read(self, uri: str) -> None:
         self.contents.value = f"<p>reading {render.esc(uri)}…</p>"
-        self._submit(self.hosted.session.read_resource(uri), self._got_contents)
+        self._submit(self.hosted.session.read_resource(uri), self._got_contents,
+                     lambda text: setattr(self.contents, "value", render.failure_html(
+                         f"reading {uri} {text}")))
 
     def _got_contents(self, contents: list[dict[str, Any]]) -> None:
         self.contents.value = render.resource_contents_html(contents)
@@ -253,10 +265,16 @@ class Explorer(_Described, w.VBox):
                 status.value = f"not sent: {exc}"
                 return
             status.value = "getting…"
+            shown.value = ""  # an earlier answer is not this one's
+
+            def failed(text: str) -> None:
+                status.value = text
+
             self._submit(self.hosted.session.get_prompt(name, values),
                          lambda result: (setattr(shown, "value",
                                                  render.prompt_messages_html(result)),
-                                         setattr(status, "value", "done")))
+                                         setattr(status, "value", "done")),
+                         failed)
 
         get.on_click(fetch)
         description = render.esc(prompt.description or "")

@@ -203,13 +203,14 @@ class ToolForm(_Described, w.VBox):
             result: CallToolResult = future.result()
         except BaseException as exc:  # shown in the form, not raised into the void
             self.status.value = "failed"
-            self.result.value = (f'{render.STYLE}<div class="mcpnb finding">'
-                                 f"{render.esc(type(exc).__name__)}: {render.esc(exc)}</div>")
+            self.result.value = render.failure_html(f"{type(exc).__name__}: {exc}")
             return
         self.last_result = result
         self.status.value = ("error result" if result.isError
-                             else "done" if result.content else f"done {render.EMPTY_RESULT}")
-        self.result.value = render.content_blocks_html(result.content, result.isError)
+                             else "done" if result.content or result.structuredContent is not None
+                             else f"done {render.EMPTY_RESULT}")
+        self.result.value = render.content_blocks_html(result.content, result.isError,
+                                                       result.structuredContent)
 
     def describe(self) -> str:
         return f"ToolForm: {self.tool.name}({self.form.signature()})"

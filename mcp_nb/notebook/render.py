@@ -292,8 +292,14 @@ def content_summary(blocks: Sequence[dict[str, Any]]) -> str:
     return "\n".join(parts) if parts else EMPTY_RESULT
 
 
-def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False) -> str:
-    """Tool output: text, images (only safe raster data URIs), embedded resources."""
+def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False,
+                        structured: dict[str, Any] | None = None) -> str:
+    """Tool output: text, images (only safe raster data URIs), embedded resources.
+
+    ``structured`` is the result's ``structuredContent`` (2025-06-18 on), shown after
+    the blocks: the spec has servers repeat it as text for older clients, but the
+    two can differ, and a server author needs to see what was really sent.
+    """
     parts = []
     for block in blocks:
         kind = block.get("type")
@@ -309,10 +315,17 @@ def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False
             parts.append(f"<div><b>{esc(resource.get('uri', ''))}</b><pre>{esc(body)}</pre></div>")
         else:
             parts.append(pretty_json_html(block))
-    if not parts:
+    if not parts and structured is None:
         parts.append(f"<p><i>{EMPTY_RESULT}</i></p>")
+    if structured is not None:
+        parts.append(f"<div><b>structuredContent</b>{pretty_json_html(structured)}</div>")
     status = '<b class="finding">isError: true</b>' if is_error else ""
     return f'{STYLE}<div class="mcpnb">{status}{"".join(parts)}</div>'
+
+
+def failure_html(text: str) -> str:
+    """A failure said in place of the answer that did not come."""
+    return f'{STYLE}<div class="mcpnb finding">{esc(text)}</div>'
 
 
 # SVG images can carry script; only raster types are inlined.

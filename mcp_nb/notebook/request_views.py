@@ -12,6 +12,7 @@ import ipywidgets as w
 
 from ..client.errors import RequestCancelled, RequestTimeout
 from ..client.tasks import Task
+from ..protocol.models import CallToolResult
 from ..protocol.tasks import TaskSnapshot
 from . import diagrams, render
 from .widgets import _Described
@@ -136,7 +137,10 @@ class RequestProgress(_Described, w.HBox):
             raise
         finally:
             live.discard(self)
-        self.done()
+        if isinstance(result, CallToolResult) and result.isError:
+            self.tool_error()  # answered, but the tool says it failed: not a green bar
+        else:
+            self.done()
         return result
 
     # -- how it ended --
@@ -144,6 +148,10 @@ class RequestProgress(_Described, w.HBox):
     def done(self) -> None:
         self.bar.value = self.bar.max
         self._finish(f"done in {duration(self.elapsed)}", "success")
+
+    def tool_error(self) -> None:
+        self.bar.value = self.bar.max
+        self._finish(f"tool error (isError) after {duration(self.elapsed)}", "danger")
 
     def cancelled(self) -> None:
         where = f"at {self._step_text()}" if self.step else f"after {duration(self.elapsed)}"

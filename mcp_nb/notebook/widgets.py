@@ -454,12 +454,17 @@ class ToolResultView(_Described, w.HTML):
     def __init__(self, result: CallToolResult) -> None:
         super().__init__()
         self.result = result
-        self.value = render.content_blocks_html(result.content, result.isError)
+        self.value = render.content_blocks_html(result.content, result.isError,
+                                                result.structuredContent)
 
     def describe(self) -> str:
         status = "error" if self.result.isError else "ok"
         text = render.content_summary(self.result.content)
         preview = text if len(text) <= 60 else text[:59] + "…"
+        structured = self.result.structuredContent
+        if structured is not None:
+            keys = ", ".join(list(structured)[:4]) + (", …" if len(structured) > 4 else "")
+            preview += f" + structuredContent {{{keys}}}"
         return f"ToolResult ({status}): {preview}"
 
     def static_html(self) -> str:

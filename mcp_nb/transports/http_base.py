@@ -33,6 +33,7 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..auth.errors import AuthorizationFailed
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
@@ -392,6 +393,9 @@ class HttpTransportBase(Transport):
         """A POST broke: unreachable ends the transport, anything else fails its request only."""
         if isinstance(exc, httpx.ConnectError) or outgoing.kind != "request":
             self._unreachable("POST", url, exc)
+            return
+        if isinstance(exc, AuthorizationFailed):  # a refusal, not a broken exchange
+            self._request_failed(outgoing.id, f"authorization failed: {exc}")
             return
         self._request_failed(outgoing.id, f"POST {path_of(url)} broke before the answer: "
                              f"{type(exc).__name__}: {exc}")

@@ -93,7 +93,7 @@ def _plain_tool_result(result: CallToolResult, printer: Any, cycle: bool) -> Non
 
 
 def _html_tool_result(result: CallToolResult) -> str:
-    return render.content_blocks_html(result.content, result.isError)
+    return render.content_blocks_html(result.content, result.isError, result.structuredContent)
 
 
 def register_formatters(shell: Any) -> None:
