@@ -6,10 +6,13 @@ import re
 import sys
 import time
 
+import anyio
 import ipywidgets as w
 
 from mcp_nb.notebook import render
 from mcp_nb.notebook.explorer import SHOWN, Catalogue
+from mcp_nb.notebook.request_views import RequestProgress
+from mcp_nb.protocol.models import CallToolResult
 
 LAB = f"{sys.executable} -m mcp_nb.lab"
 
@@ -141,3 +144,41 @@ def test_cancel_a_slow_call_from_the_explorer(mcp) -> None:
     assert progress.cancel_button.disabled
     _until(lambda: form.status.value == "failed", "the form's status")
     assert "RequestCancelled" in form.result.value
+
+
+def test_a_failed_prompt_get_is_said_beside_it_not_under_the_explorer(mcp) -> None:
+    mcp("connect cut")
+    explorer = mcp("explore")
+    explorer.prompt_list.picker.value = "greet"
+    _title, prompt_form, buttons, shown = explorer.prompt_box.children
+    prompt_form.fields[0].widget.value = "Ada"
+    buttons.children[0].click()
+    _until(lambda: "Ada" in shown.value, "the prompt's messages")
+    mcp("shutdown cut")  # the next Get cannot be answered
+    buttons.children[0].click()
+    status = buttons.children[1]
+    _until(lambda: status.value.startswith("failed: "), "the failure beside the Get button")
+    assert shown.value == ""  # the earlier answer is not shown as this one's
+    assert explorer.status.value == ""
+
+
+def test_tool_results_show_structured_content_and_error_results_are_not_green(mcp) -> None:
+    mcp("connect structured")
+    result = mcp("call add a=2 b=40")
+    assert result.structuredContent is not None
+    shown, _ = mcp.shell.display_formatter.format(result)
+    assert "<b>structuredContent</b>" in shown["text/html"]
+    assert shown["text/plain"].startswith("ToolResult (ok): 42 + structuredContent {")
+    # What a server puts in structuredContent is escaped like everything else it says.
+    hostile = render.content_blocks_html([], False, {"<script>": "</pre>"})
+    assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+    async def answered(value: CallToolResult) -> CallToolResult:
+        return value
+
+    failing = RequestProgress("tools/call broken", 10.0)
+    anyio.run(failing.follow, answered(CallToolResult(content=[], isError=True)), set())
+    assert failing.outcome.startswith("tool error (isError) after ")
+    fine = RequestProgress("tools/call fine", 10.0)
+    anyio.run(fine.follow, answered(CallToolResult(content=[])), set())
+    assert fine.outcome.startswith("done in ")

@@ -82,7 +82,7 @@ def test_key_value_arguments_and_results_as_python_values(ip, mcp) -> None:
     result = mcp("call add a=2 b=40")
     assert result.text == "42" and result.structuredContent == {"sum": 42}
     formatted, _ = ip.display_formatter.format(result)
-    assert formatted["text/plain"] == "ToolResult (ok): 42"
+    assert formatted["text/plain"] == "ToolResult (ok): 42 + structuredContent {sum}"
     assert "<pre>42</pre>" in formatted["text/html"]
     assert mcp("call echo text=hello").text == "hello"
     greeting = mcp("prompt greet name=123")
