@@ -45,7 +45,7 @@ class LineFramer:
     """
 
     __slots__ = ("_discarded_head", "_discarded_size", "_discarded_tail", "_discarding",
-                 "_partial", "_partial_size", "frames", "max_line_bytes")
+                 "_held_cr", "_partial", "_partial_size", "frames", "max_line_bytes")
 
     def __init__(self, max_line_bytes: int) -> None:
         self.max_line_bytes = max_line_bytes
@@ -60,11 +60,14 @@ class LineFramer:
         self._discarded_size = 0
         self._discarded_head = b""
         self._discarded_tail = b""
+        # A discarded line's chunk ended in "\r": the line's ending if "\n" comes next,
+        # else a byte of the line.  Held until the next byte tells which.
+        self._held_cr = False
 
     def feed(self, chunk: bytes) -> None:
         if b"\n" not in chunk:
             if self._discarding:
-                self._skip(chunk)
+                self._skip_unfinished(chunk)
                 return
             self._partial.append(chunk)
             self._partial_size += len(chunk)
@@ -73,6 +76,9 @@ class LineFramer:
         if self._discarding:
             # Up to the first newline: the rest of the oversized line.
             end_of_line, _, chunk = chunk.partition(b"\n")
+            if self._held_cr and end_of_line:  # more of the line came: the "\r" was in it
+                self._skip(b"\r")
+            self._held_cr = False
             self._skip(end_of_line.removesuffix(b"\r"))
             self._end_discarded(complete=True)
         elif self._partial:
@@ -99,6 +105,8 @@ class LineFramer:
     def end(self) -> None:
         """The pipe reached its end: a last message without its newline still counts."""
         if self._discarding:
+            if self._held_cr:  # no "\n" came: as for a last line, the "\r" ends it
+                self._held_cr = False
             self._end_discarded(complete=False)
         elif self._partial:
             line = b"".join(self._partial).removesuffix(b"\r")
@@ -108,7 +116,18 @@ class LineFramer:
         self._partial_size = 0
 
     def _check_partial_size(self) -> None:
-        if self._partial_size > self.max_line_bytes:
+        if self._partial_size <= self.max_line_bytes:
+            return  # the common case, on every chunk read: nothing more to do
+        # A trailing "\r" may be the line's ending: it counts once a byte other than
+        # "\n" follows it.  (A line of exactly the limit must not be dropped for it.)
+        ends_in_cr = self._partial[-1].endswith(b"\r")
+        if self._partial_size - ends_in_cr > self.max_line_bytes:
+            if ends_in_cr:
+                last = self._partial.pop()[:-1]
+                if last:
+                    self._partial.append(last)
+                self._partial_size -= 1
+                self._held_cr = True
             # Its two ends, without joining the whole line (that would double its memory).
             head = tail = b""
             for chunk in self._partial:
@@ -124,6 +143,15 @@ class LineFramer:
             self._discarded_head, self._discarded_tail = head, tail
             self._partial.clear()
             self._partial_size = 0
+
+    def _skip_unfinished(self, piece: bytes) -> None:
+        """More of a discarded line, its end not yet in sight."""
+        if not piece:
+            return
+        if self._held_cr:
+            self._skip(b"\r")
+        self._held_cr = piece.endswith(b"\r")
+        self._skip(piece[:-1] if self._held_cr else piece)
 
     def _skip(self, piece: bytes) -> None:
         self._discarded_size += len(piece)
