@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import __version__
+from ..apps.meta import EXTENSION as APPS_EXTENSION
+from ..apps.meta import MIME_TYPE as APPS_MIME_TYPE
 from ..protocol.findings import Finding
 from ..protocol.lifecycle import Lifecycle, State, TransitionRecord
 from ..protocol.models import DiscoverResult, Implementation, InitializeResult
@@ -85,6 +87,10 @@ class ClientSession(TypedApi):
     then answer ``tools/call`` with a task (:meth:`call_tool` follows it,
     :meth:`start_tool` hands it out; :attr:`tasks` holds them).
 
+    ``apps=True`` declares the MCP Apps extension (``io.modelcontextprotocol/ui`` with
+    ``mimeTypes: ["text/html;profile=mcp-app"]``): say so only where something renders
+    Apps (the notebook's sessions do; :mod:`mcp_nb.notebook.apps`).
+
     ``transcript_limit`` bounds what the session keeps of what it saw: the
     most recent that many transcript entries, and as many log messages,
     findings and transport events (the transcript counts what it dropped).
@@ -109,6 +115,7 @@ class ClientSession(TypedApi):
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         transcript_limit: int = DEFAULT_TRANSCRIPT_LIMIT,
         tasks: bool = False,
+        apps: bool = False,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(
@@ -132,6 +139,10 @@ class ClientSession(TypedApi):
         if tasks:  # the tasks extension (SEP-2663): the server may answer with tasks
             extensions = dict(self.client_capabilities.get("extensions") or {})
             extensions[TASKS_EXTENSION] = {}
+            self.client_capabilities["extensions"] = extensions
+        if apps:  # MCP Apps: servers SHOULD check this before registering UI tools
+            extensions = dict(self.client_capabilities.get("extensions") or {})
+            extensions[APPS_EXTENSION] = {"mimeTypes": [APPS_MIME_TYPE]}
             self.client_capabilities["extensions"] = extensions
         #: Version every stateless-era request carries (a -32022 answer may change it).
         self.stateless_version = LATEST_STATELESS_VERSION

@@ -1,0 +1,187 @@
+"""The sandbox an App runs in: its Content Security Policy, Permission Policy and iframe flags.
+
+What the specification asks of the host (2026-01-26), requirement levels kept apart:
+
+* MUST construct the CSP from the domains the resource declares (``_meta.ui.csp``);
+* MUST use the restrictive default when ``ui.csp`` is omitted::
+
+      default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline';
+      img-src 'self' data:; media-src 'self' data:; connect-src 'none';
+
+* MAY further restrict, MUST NOT allow undeclared domains (so a declared value that
+  is not a plain origin — a bare ``*``, a scheme alone, a CSP keyword, anything with
+  ``;`` or a quote that would smuggle in a directive — is dropped and reported, never
+  passed through);
+* the sandbox MUST use ``frame-src 'none'`` unless ``frameDomains`` is given,
+  ``base-uri 'self'`` unless ``baseUriDomains`` is given, and block ``object-src``;
+* MAY honour ``permissions`` through the iframe's ``allow`` attribute (this host does,
+  for exactly the four the spec names); SHOULD log the CSP for review (the notebook
+  shows it in the cell and the transcript).
+
+Where the policy goes: the host renders a sandbox proxy as an ``srcdoc`` iframe whose
+own ``<head>`` starts with the policy as ``<meta http-equiv>``; the App's document is
+the proxy's ``srcdoc`` child and inherits that policy (an ``about:srcdoc`` document
+takes its parent's policy container).  The App's own HTML is never parsed or edited
+to place the policy: a ``<head>`` inside a comment could otherwise move it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: The four ``_meta.ui.csp`` keys and the directives each maps to.
+CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+
+#: The spec's restrictive default, directive by directive, plus the three the sandbox
+#: MUST set (frame-src, object-src, base-uri) — a further restriction the spec allows.
+DEFAULT_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'none'"),
+    ("script-src", "'self' 'unsafe-inline'"),
+    ("style-src", "'self' 'unsafe-inline'"),
+    ("img-src", "'self' data:"),
+    ("media-src", "'self' data:"),
+    ("connect-src", "'none'"),
+    ("frame-src", "'none'"),
+    ("object-src", "'none'"),
+    ("base-uri", "'self'"),
+)
+
+#: Permission Policy feature of each ``_meta.ui.permissions`` key.
+PERMISSION_FEATURES = {
+    "camera": "camera",
+    "microphone": "microphone",
+    "geolocation": "geolocation",
+    "clipboardWrite": "clipboard-write",
+}
+
+#: The iframe sandbox flags.  Never ``allow-same-origin`` with ``allow-scripts`` on a
+#: ``srcdoc`` frame: that would give the App the notebook's own origin (its DOM, its
+#: cookies, the kernel's REST API).  Without it the frame's origin is opaque, which is
+#: what makes it a different origin from the host, as the spec's sandbox requires.
+SANDBOX_FLAGS = "allow-scripts"
+
+# An origin as CSP writes one: scheme://host[:port][/path], a leading "*." allowed for
+# subdomains (the spec's own example); nothing that could end or add a directive.
+_ORIGIN = re.compile(
+    r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::(?:[0-9]{1,5}|\*))?"
+    r"(?:/[A-Za-z0-9._~!$&()*+=:@%/-]*)?")
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What the host applies to one App, ready to show and to put in the page."""
+
+    #: The Content-Security-Policy value.
+    csp: str
+    #: The iframe ``allow`` attribute (Permission Policy), "" when nothing was asked.
+    allow: str
+    #: The iframe ``sandbox`` attribute.
+    sandbox: str
+    #: Declared domains kept, by ``_meta.ui.csp`` key (what ``hostCapabilities.sandbox``
+    #: reports as approved).
+    approved: Mapping[str, tuple[str, ...]]
+    #: Declared values dropped, each with the reason (shown in the cell).
+    refused: tuple[tuple[str, str], ...]
+    #: Permissions granted, as ``_meta.ui.permissions`` keys.
+    permissions: tuple[str, ...]
+    #: True when the resource declared no ``ui.csp`` (the spec's default applies).
+    default: bool
+
+    def directives(self) -> list[tuple[str, str]]:
+        """The policy as (directive, sources) pairs, for tables."""
+        pairs = []
+        for part in self.csp.split(";"):
+            name, _, sources = part.strip().partition(" ")
+            if name:
+                pairs.append((name, sources))
+        return pairs
+
+
+def _origins(key: str, value: Any, refused: list[tuple[str, str]]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        refused.append((f"{key}={value!r}", "not a list of origins"))
+        return ()
+    kept = []
+    for item in value:
+        if isinstance(item, str) and _ORIGIN.fullmatch(item):
+            kept.append(item)
+        else:
+            refused.append((f"{key}: {item!r}", "not an origin (scheme://host[:port]); a "
+                            "host MUST NOT allow undeclared domains, so wildcards beyond *. "
+                            "and CSP keywords are dropped"))
+    return tuple(kept)
+
+
+def sandbox_policy(csp: Mapping[str, Any] | None,
+                   permissions: Mapping[str, Any] | None = None) -> SandboxPolicy:
+    """The policy for a resource's declared ``_meta.ui.csp`` and ``permissions``.
+
+    >>> sandbox_policy(None).csp.split("; ")[:2]
+    ["default-src 'none'", "script-src 'self' 'unsafe-inline'"]
+    >>> p = sandbox_policy({"connectDomains": ["https://api.example.com", "*"]})
+    >>> [d for d in p.directives() if d[0] == "connect-src"]
+    [('connect-src', 'https://api.example.com')]
+    >>> p.refused[0][0]
+    "connectDomains: '*'"
+    """
+    refused: list[tuple[str, str]] = []
+    declared = csp is not None
+    approved = {key: _origins(key, (csp or {}).get(key), refused) for key in CSP_KEYS}
+    resources = " ".join(approved["resourceDomains"])
+    directives = dict(DEFAULT_DIRECTIVES)
+    if declared:
+        for name in ("script-src", "style-src", "img-src", "media-src"):
+            directives[name] = f"{directives[name]} {resources}".strip()
+        # font-src is not in the default (default-src 'none' covers it); with declared
+        # resource domains fonts come from them, as the spec's construction shows.
+        if resources:
+            directives["font-src"] = f"'self' {resources}"
+        if approved["connectDomains"]:
+            directives["connect-src"] = " ".join(approved["connectDomains"])
+        if approved["frameDomains"]:
+            directives["frame-src"] = " ".join(approved["frameDomains"])
+        if approved["baseUriDomains"]:
+            directives["base-uri"] = " ".join(approved["baseUriDomains"])
+    granted = tuple(key for key in PERMISSION_FEATURES
+                    if isinstance((permissions or {}).get(key), Mapping))
+    allow = "; ".join(PERMISSION_FEATURES[key] for key in granted)
+    return SandboxPolicy(
+        csp="; ".join(f"{name} {sources}" for name, sources in directives.items()),
+        allow=allow, sandbox=SANDBOX_FLAGS,
+        approved={k: v for k, v in approved.items() if v}, refused=tuple(refused),
+        permissions=granted, default=not declared)
+
+
+def proxy_document(policy: SandboxPolicy, script: str) -> str:
+    """The sandbox proxy's own document: the policy first in ``<head>``, then ``script``.
+
+    Built entirely by the host (no server text in it: the App's HTML arrives later in
+    ``ui/notifications/sandbox-resource-ready``), so the policy's place is certain.
+    """
+    if "</script" in script.lower():
+        raise ValueError("the proxy script must not contain </script")
+    return (
+        "<!DOCTYPE html><html><head>"
+        f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy.csp)}">'
+        '<meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}'
+        "iframe{border:0;width:100%;display:block}</style>"
+        f"<script>{script}</script></head><body></body></html>"
+    )
+
+
+def describe_policy(policy: SandboxPolicy) -> list[str]:
+    """Lines saying what was applied, for the cell and the static fallback."""
+    lines = [("CSP (spec default, no ui.csp declared): " if policy.default else "CSP: ")
+             + policy.csp]
+    if policy.allow:
+        lines.append(f"allow: {policy.allow}")
+    for value, reason in policy.refused:
+        lines.append(f"dropped {value}: {reason}")
+    return lines
