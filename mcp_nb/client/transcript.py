@@ -33,9 +33,15 @@ from ..protocol.observers import Observers
 from ..protocol.plaintext import plain_text
 from .bounded import RecentList
 
-Direction = Literal["send", "recv", "event"]
+#: "send"/"recv": the MCP wire (client → server, server → client); "event": transport and
+#: session events; "app→host"/"host→app": an MCP App's postMessage lane (its own JSON-RPC
+#: with the host, not on the MCP wire: recordings and replays leave it out).
+Direction = Literal["send", "recv", "event", "app→host", "host→app"]
 
-ARROWS = {"send": "→", "recv": "←", "event": "·"}
+ARROWS = {"send": "→", "recv": "←", "event": "·", "app→host": "app→host",
+          "host→app": "host→app"}
+#: The App lane's directions.
+APP_LANE = frozenset({"app→host", "host→app"})
 
 #: Entries a session's transcript keeps by default (about 13 MB of typical messages).
 DEFAULT_TRANSCRIPT_LIMIT = 10_000
@@ -50,7 +56,8 @@ class TranscriptEntry:
     seq: int
     #: Seconds since the session started.
     time: float
-    #: "send" (client → server), "recv" (server → client) or "event" (transport/session).
+    #: "send" (client → server), "recv" (server → client), "event" (transport/session),
+    #: or the App lane's "app→host" / "host→app".
     direction: Direction
     #: request, notification, response, error, invalid, or the transport event kind.
     kind: str

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..client.transcript import APP_LANE
 from ..transports import DEFAULT_INHERITED_ENV, Transport
 from .format import Header, Record, Recording, write
 from .redact import Redactor
@@ -103,6 +104,8 @@ def _records(session: ClientSession, redactor: Redactor) -> Iterator[Record]:
     events = list(getattr(session, "transport_events", ()))
     next_event = 0
     for entry in session.transcript:
+        if entry.direction in APP_LANE:
+            continue  # an App's postMessage traffic never crossed the MCP wire: not replayable
         if entry.direction == "event":
             data = None
             if next_event < len(events) and events[next_event].kind == entry.kind \
