@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import ipywidgets as w
 
+from ..i18n import _
 from ..protocol.errors import REQUEST_TIMEOUT, McpError
 from ..protocol.models import CallToolResult, Tool
 from ..protocol.patience import answer_within
@@ -133,7 +134,7 @@ class SchemaForm(w.VBox):
         self.schema = schema if isinstance(schema, dict) else {}
         self.fields = [_Field(name, prop, name in required)
                        for name, prop in (properties or {}).items()]
-        legend = ([w.HTML("<small>* required</small>")]
+        legend = ([w.HTML("<small>" + render.esc(_("* required")) + "</small>")]
                   if any(f.required for f in self.fields) else [])
         self.children = [*(f.widget for f in self.fields), *legend]
 
@@ -146,7 +147,8 @@ class SchemaForm(w.VBox):
         A required text field left empty counts as missing; the rest is judged
         by the schema itself (:func:`~mcp_nb.notebook.arguments_check.problems`).
         """
-        empty = [f"{f.name}: required, missing" for f in self.fields if f.required
+        empty = [_("{name}: required, missing").format(name=f.name) for f in self.fields
+                 if f.required
                  and isinstance(f.widget, (w.Text, w.Textarea)) and not f.widget.value.strip()]
         if empty:
             raise ValueError("; ".join(empty))
@@ -189,9 +191,9 @@ class ToolForm(_Described, w.VBox):
         try:
             arguments = self.form.checked_value()
         except ValueError as exc:
-            self.status.value = f"not sent: {exc}"
+            self.status.value = _("not sent: {reason}").format(reason=exc)
             return None
-        self.status.value = "calling…"
+        self.status.value = _("calling…")
         self.button.disabled = True
         future = self._call(arguments)
         future.add_done_callback(self._show)
@@ -202,13 +204,13 @@ class ToolForm(_Described, w.VBox):
         try:
             result: CallToolResult = future.result()
         except BaseException as exc:  # shown in the form, not raised into the void
-            self.status.value = "failed"
+            self.status.value = _("failed")
             self.result.value = render.failure_html(f"{type(exc).__name__}: {exc}")
             return
         self.last_result = result
-        self.status.value = ("error result" if result.isError
-                             else "done" if result.content or result.structuredContent is not None
-                             else f"done {render.EMPTY_RESULT}")
+        answered = result.content or result.structuredContent is not None
+        self.status.value = (_("error result") if result.isError else _("done") if answered
+                             else _("done") + " " + _(render.EMPTY_RESULT))
         self.result.value = render.content_blocks_html(result.content, result.isError,
                                                        result.structuredContent)
 

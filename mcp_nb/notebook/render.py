@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..client.transcript import ARROWS, TranscriptEntry
+from ..i18n import N_, _
 from ..protocol.lifecycle import State
 from ..protocol.negotiation import Capabilities, VersionOutcome
 from ..protocol.plaintext import plain_text as plain  # the text/plain views' sink
@@ -109,7 +110,8 @@ def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None
     has no version deal, it has what ``server/discover`` said.
     """
     operating = state is State.OPERATING
-    yes, no = '<span class="yes">yes</span>', '<span class="no">no</span>'
+    yes = '<span class="yes">' + esc(_("yes")) + "</span>"
+    no = '<span class="no">' + esc(_("no")) + "</span>"
     rows = []
     for row in capabilities.table():
         declared = row["declared"]
@@ -123,17 +125,16 @@ def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None
     if preface is not None:
         version = preface
     elif outcome is None:
-        version = "<p>Version: not negotiated yet.</p>"
+        version = "<p>" + esc(_("Version: not negotiated yet.")) + "</p>"
     else:
-        version = (
-            f"<p>Version: offered <b>{esc(outcome.offered)}</b>, server answered "
-            f"<b>{esc(outcome.answered)}</b> → {esc(outcome.outcome)}</p>"
-        )
-    return (
-        f'{STYLE}<div class="mcpnb">{version}<table><tr><th>capability</th><th>client declared'
-        "</th><th>server declared</th><th>usable now</th><th>options</th></tr>"
-        + "".join(rows) + "</table></div>"
-    )
+        version = "<p>" + _("Version: offered {offered}, server answered {answered} → "
+                            "{outcome}").format(offered=f"<b>{esc(outcome.offered)}</b>",
+                                                answered=f"<b>{esc(outcome.answered)}</b>",
+                                                outcome=esc(outcome.outcome)) + "</p>"
+    header = _header_cells((_("capability"), _("client declared"), _("server declared"),
+                            _("usable now"), _("options")))
+    return (f'{STYLE}<div class="mcpnb">{version}<table><tr>{header}</tr>'
+            + "".join(rows) + "</table></div>")
 
 
 # -- the stateless era -------------------------------------------------------------------------
@@ -226,36 +227,39 @@ def transcript_rows_html(entries: Sequence[TranscriptEntry], *, live: bool = Fal
             f"<td>{esc('' if e.id is None else e.id)}</td><td>{esc(e.state)}</td>"
             f"<td>{e.size or ''}</td><td>{note}</td><td><code>{esc(_preview(e))}</code></td></tr>"
         )
-    caption = ("" if live else "<p>Messages and findings; transport events and the server's "
-               "stderr are in the live transcript.</p>")
-    return (
-        f'{STYLE}<div class="mcpnb">{caption}<table><tr>{"<th>#</th>" if live else ""}'
-        "<th>t (s)</th><th></th><th>kind</th>"
-        "<th>method</th><th>id</th><th>state</th><th>bytes</th><th>note</th><th>message</th>"
-        "</tr>" + "".join(rows) + "</table></div>"
-    )
+    caption = ("" if live else "<p>" + esc(_(
+        "Messages and findings; transport events and the server's stderr are in the live "
+        "transcript.")) + "</p>")
+    header = _header_cells((*(("#",) if live else ()), _("t (s)"), "", _("kind"), _("method"),
+                            "id", _("state"), _("bytes"), _("note"), _("message")))
+    return (f'{STYLE}<div class="mcpnb">{caption}<table><tr>{header}</tr>'
+            + "".join(rows) + "</table></div>")
 
 
 def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A plain table with a header row, every cell escaped."""
-    head = "".join(f"<th>{esc(title)}</th>" for title in header)
+    head = _header_cells(header)
     body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
                    for row in rows)
     return f'{STYLE}<div class="mcpnb"><table><tr>{head}</tr>{body}</table></div>'
 
 
+def _header_cells(titles: Iterable[str]) -> str:
+    return "".join(f"<th>{esc(title)}</th>" for title in titles)
+
+
 def findings_html(findings: Sequence[Any]) -> str:
     if not findings:
-        return f'{STYLE}<div class="mcpnb">No findings: no rule was seen broken.</div>'
+        return (f'{STYLE}<div class="mcpnb">' + esc(_("No findings: no rule was seen broken."))
+                + "</div>")
     rows = "".join(
         f"<tr><td>{f.time:.3f}</td><td>{esc(f.side)}</td><td>{esc(f.rule.id)}</td>"
         f"<td>{esc(f.detail)}</td><td>{_rule_source_html(f.rule)}</td></tr>"
         for f in findings
     )
-    return (
-        f'{STYLE}<div class="mcpnb"><table><tr><th>t (s)</th><th>side</th><th>rule</th>'
-        f"<th>what happened</th><th>spec or policy</th></tr>{rows}</table></div>"
-    )
+    header = _header_cells((_("t (s)"), _("side"), _("rule"), _("what happened"),
+                            _("spec or policy")))
+    return f'{STYLE}<div class="mcpnb"><table><tr>{header}</tr>{rows}</table></div>'
 
 
 def _rule_source_html(rule: Any) -> str:
@@ -270,7 +274,7 @@ def _rule_source_html(rule: Any) -> str:
 # -- tool results ----------------------------------------------------------------------------------
 
 #: What a result with no content blocks says (rather than nothing at all).
-EMPTY_RESULT = "(empty result)"
+EMPTY_RESULT = N_("(empty result)")
 
 
 def content_summary(blocks: Sequence[dict[str, Any]]) -> str:
@@ -289,7 +293,7 @@ def content_summary(blocks: Sequence[dict[str, Any]]) -> str:
             parts.append(f"[link {block.get('uri', '?')}]")
         else:
             parts.append(f"[{kind} block]")
-    return "\n".join(parts) if parts else EMPTY_RESULT
+    return "\n".join(parts) if parts else _(EMPTY_RESULT)
 
 
 def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False,
@@ -316,7 +320,7 @@ def content_blocks_html(blocks: Sequence[dict[str, Any]], is_error: bool = False
         else:
             parts.append(pretty_json_html(block))
     if not parts and structured is None:
-        parts.append(f"<p><i>{EMPTY_RESULT}</i></p>")
+        parts.append(f"<p><i>{esc(_(EMPTY_RESULT))}</i></p>")
     if structured is not None:
         parts.append(f"<div><b>structuredContent</b>{pretty_json_html(structured)}</div>")
     status = '<b class="finding">isError: true</b>' if is_error else ""
@@ -375,7 +379,7 @@ def resource_contents_html(contents: Sequence[dict[str, Any]]) -> str:
                          f'href="data:application/octet-stream;base64,{data}">download</a></p>')
         parts.append(f'<div class="card">{head}{body}</div>')
     if not parts:
-        parts.append(f"<p><i>{EMPTY_RESULT}</i></p>")
+        parts.append(f"<p><i>{esc(_(EMPTY_RESULT))}</i></p>")
     return f'{STYLE}<div class="mcpnb">{"".join(parts)}</div>'
 
 
@@ -391,7 +395,7 @@ def contents_summary(contents: Sequence[dict[str, Any]]) -> str:
         else:
             size = len(str(item.get("blob", "")).rstrip("=")) * 3 // 4
             lines.append(f"{what}, binary, {size:,} bytes)")
-    return "\n".join(lines) if lines else EMPTY_RESULT
+    return "\n".join(lines) if lines else _(EMPTY_RESULT)
 
 
 def prompt_messages_html(result: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import ipywidgets as w
 
 from ..client.errors import RequestCancelled, RequestTimeout
 from ..client.tasks import Task
+from ..i18n import _
 from ..protocol.models import CallToolResult
 from ..protocol.tasks import TaskSnapshot
 from . import diagrams, render
@@ -89,12 +90,13 @@ class RequestProgress(_Described, w.HBox):
         if self.step is None:
             return ""
         done, total = self.step
-        return f"step {done:g} of {total:g}" if total else f"step {done:g}"
+        return (_("step {done} of {total}").format(done=f"{done:g}", total=f"{total:g}")
+                if total else _("step {done}").format(done=f"{done:g}"))
 
     def _tick(self) -> None:
         parts = [self._step_text()]
         if self.held:
-            parts.append(f"timeout held: {self.held}")
+            parts.append(_("timeout held: {reason}").format(reason=self.held))
         else:
             limit = f" / {duration(self.timeout)}" if self.timeout else ""
             parts.append(f"{duration(self.elapsed)}{limit}")
@@ -147,21 +149,23 @@ class RequestProgress(_Described, w.HBox):
 
     def done(self) -> None:
         self.bar.value = self.bar.max
-        self._finish(f"done in {duration(self.elapsed)}", "success")
+        self._finish(_("done in {time}").format(time=duration(self.elapsed)), "success")
 
     def tool_error(self) -> None:
         self.bar.value = self.bar.max
-        self._finish(f"tool error (isError) after {duration(self.elapsed)}", "danger")
+        self._finish(_("tool error (isError) after {time}").format(time=duration(self.elapsed)),
+                     "danger")
 
     def cancelled(self) -> None:
-        where = f"at {self._step_text()}" if self.step else f"after {duration(self.elapsed)}"
-        self._finish(f"cancelled {where}", "warning")
+        self._finish((_("cancelled at {step}").format(step=self._step_text()) if self.step else
+                      _("cancelled after {time}").format(time=duration(self.elapsed))), "warning")
 
     def timed_out(self, after: float) -> None:
-        self._finish(f"timed out after {duration(after)}", "danger")
+        self._finish(_("timed out after {time}").format(time=duration(after)), "danger")
 
     def failed(self, error: BaseException) -> None:
-        self._finish(f"failed: {type(error).__name__}: {error}", "danger")
+        self._finish(_("failed: {error}").format(error=f"{type(error).__name__}: {error}"),
+                     "danger")
 
     def _finish(self, outcome: str, style: str) -> None:
         self.outcome = outcome
@@ -196,7 +200,7 @@ class TaskView(_Described, w.VBox):
         self._submit = submit
         self.diagram = w.HTML()
         self.status = w.Label()
-        self.refresh_button = w.Button(description="Refresh")
+        self.refresh_button = w.Button(description=_("Refresh"))
         self.cancel_button = w.Button(description="Cancel", button_style="warning")
         self.refresh_button.on_click(lambda button: self.refresh())
         self.cancel_button.on_click(lambda button: self.cancel())

@@ -22,6 +22,7 @@ import ipywidgets as w
 
 from ..client.session import ClientSession
 from ..client.transcript import Transcript, TranscriptEntry
+from ..i18n import _
 from ..protocol import stateless
 from ..protocol.lifecycle import TransitionRecord
 from ..protocol.models import CallToolResult
@@ -111,13 +112,16 @@ class StateDiagram(_Described, w.HTML):
         if s.era is Era.STATELESS:
             carried = ", ".join(key.rsplit("/", 1)[-1] for key in stateless.request_meta(
                 s.stateless_version, {}, {}, s.log_level))
-            return (f"StateDiagram: stateless era {s.stateless_version}, {s.state.value}; no "
-                    f"handshake states; every request carries {carried}")
+            return _("StateDiagram: stateless era {version}, {state}; no handshake states; "
+                     "every request carries {carried}").format(
+                version=s.stateless_version, state=s.state.value, carried=carried)
         path = " → ".join(state.value for state in s.lifecycle.path)
         era = ""
         if s.era_steps:
-            era = f"; era chosen by probe: {' → '.join(step.kind for step in s.era_steps)}"
-        return f"StateDiagram: {s.state.value} (path: {path}){era}"
+            era = _("; era chosen by probe: {steps}").format(
+                steps=" → ".join(step.kind for step in s.era_steps))
+        return _("StateDiagram: {state} (path: {path})").format(state=s.state.value,
+                                                                 path=path) + era
 
     def static_html(self) -> str:
         if self._session.era is Era.STATELESS:
@@ -162,7 +166,7 @@ class Handshake(_Described, w.VBox):
         self._session = session
         self._cards = w.HTML()
         self._sequence = w.HTML()
-        self._sequence_alt = "sequence: nothing yet"
+        self._sequence_alt = _("sequence: nothing yet")
         self._shown: list[TranscriptEntry] = []
         self.children = [self._sequence, self._cards]
         self._unsubscribe = session.transcript.subscribe(self._on_entry)
@@ -181,8 +185,8 @@ class Handshake(_Described, w.VBox):
             # The handshake is over: stop listening, so later messages cost it nothing.
             self._unsubscribe()
             self._unsubscribe = lambda: None
-        titles = ("1. initialize (client → server)", "2. initialize result (server → client)",
-                  "3. notifications/initialized (client → server)")
+        titles = (_("1. initialize (client → server)"), _("2. initialize result (server → client)"),
+                  _("3. notifications/initialized (client → server)"))
         self._cards.value = render.STYLE + '<div class="mcpnb">' + "".join(
             render.message_card_html(title, entry)
             for title, entry in zip(titles, (request, response, initialized), strict=True)
@@ -190,33 +194,36 @@ class Handshake(_Described, w.VBox):
         present = [e for e in (request, response, initialized) if e is not None]
         self._sequence.value = diagrams.sequence_svg(present)
         self._shown = present
-        self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
+        self._sequence_alt = _("sequence: ") + " → ".join(e.label for e in present)
 
     def _redraw_discover(self) -> None:
         """Stateless era: no handshake; the discover exchange is what the session began with."""
         request, response = _discover_entries(self._session)
         self._unsubscribe()
         self._unsubscribe = lambda: None
-        titles = ("1. server/discover (client → server)", "2. discover result (server → client)")
-        self._cards.value = render.STYLE + '<div class="mcpnb"><p>The stateless era has no ' \
-            "handshake: this is the optional server/discover exchange.</p>" + "".join(
+        titles = (_("1. server/discover (client → server)"),
+                  _("2. discover result (server → client)"))
+        self._cards.value = render.STYLE + '<div class="mcpnb"><p>' + render.esc(_(
+            "The stateless era has no handshake: this is the optional server/discover "
+            "exchange.")) + "</p>" + "".join(
             render.message_card_html(title, entry, ("supportedVersions", "capabilities"))
             for title, entry in zip(titles, (request, response), strict=True)) + "</div>"
         present = [e for e in (request, response) if e is not None]
         self._sequence.value = diagrams.sequence_svg(present)
         self._shown = present
-        self._sequence_alt = "sequence: " + " → ".join(e.label for e in present)
+        self._sequence_alt = _("sequence: ") + " → ".join(e.label for e in present)
 
     def describe(self) -> str:
         if self._session.era is Era.STATELESS:
             request, response = _discover_entries(self._session)
             versions = (self._session.discover_result.supportedVersions
                         if self._session.discover_result else [])
-            return (f"Discover: server/discover #{request.id if request else '?'} → "
-                    f"supported {', '.join(versions) or 'nothing'} (no handshake)")
+            return _("Discover: server/discover #{id} → supported {versions} (no "
+                     "handshake)").format(id=request.id if request else "?",
+                                          versions=", ".join(versions) or _("nothing"))
         request, response, initialized = _handshake_entries(self._session)
         if request is None:
-            return "Handshake: not started"
+            return _("Handshake: not started")
         steps = [f"initialize #{request.id}"]
         if response is not None:
             version = (response.message or {}).get("result", {}).get("protocolVersion")
@@ -248,14 +255,16 @@ class CapabilitiesView(_Described, w.HTML):
 
     def describe(self) -> str:
         s = self._session
-        server = ", ".join(sorted(s.capabilities.server)) or "none yet"
-        client = ", ".join(sorted(s.capabilities.client)) or "none"
+        server = ", ".join(sorted(s.capabilities.server)) or _("none yet")
+        client = ", ".join(sorted(s.capabilities.client)) or _("none")
         if s.era is Era.STATELESS:
-            return (f"Capabilities (server/discover): server [{server}]; client [{client}] "
-                    f"sent on every request; version {s.stateless_version} per request")
+            return _("Capabilities (server/discover): server [{server}]; client [{client}] "
+                     "sent on every request; version {version} per request").format(
+                server=server, client=client, version=s.stateless_version)
         version = (f"{s.version_outcome.answered} ({s.version_outcome.outcome})"
-                   if s.version_outcome else "not negotiated")
-        return f"Capabilities: server [{server}]; client [{client}]; version {version}"
+                   if s.version_outcome else _("not negotiated"))
+        return _("Capabilities: server [{server}]; client [{client}]; version {version}").format(
+            server=server, client=client, version=version)
 
     def static_html(self) -> str:
         return self.value
@@ -293,10 +302,10 @@ class TranscriptView(_Described, w.VBox):
         self._session = session
         self.page_size = page_size
         self.page = -1  # -1 follows the last page as messages arrive
-        self.direction = w.Dropdown(options=[("all", ""), ("→ sent", "send"),
-                                             ("← received", "recv"), ("· events", "event")],
-                                    description="direction")
-        self.method = w.Text(placeholder="method, e.g. tools/call", description="method")
+        self.direction = w.Dropdown(options=[(_("all"), ""), (_("→ sent"), "send"),
+                                             (_("← received"), "recv"), (_("· events"), "event")],
+                                    description=_("direction"))
+        self.method = w.Text(placeholder=_("method, e.g. tools/call"), description=_("method"))
         self.previous = w.Button(description="◀", layout=w.Layout(width="40px"))
         self.next = w.Button(description="▶", layout=w.Layout(width="40px"))
         self.position = w.Label()
@@ -346,8 +355,8 @@ class TranscriptView(_Described, w.VBox):
         chunk = selected[index * self.page_size:(index + 1) * self.page_size]
         self.table.value = render.transcript_rows_html(chunk, live=True)
         dropped = dropped_summary(self._session.transcript)
-        self.position.value = (f"page {index + 1}/{pages} · {len(selected)} entries"
-                               + (f" · {dropped}" if dropped else ""))
+        self.position.value = _("page {page}/{pages} · {count} entries").format(
+            page=index + 1, pages=pages, count=len(selected)) + (f" · {dropped}" if dropped else "")
 
     def flush(self) -> None:
         """Redraw now (tests and the end of a blocking magic)."""
@@ -360,17 +369,21 @@ class TranscriptView(_Described, w.VBox):
         if direction is None and method is None:
             dropped = dropped_summary(self._session.transcript)
             if dropped:  # thousands separators only here: kept outputs never hit the limit
-                return (f"Transcript: {sent + received:,} messages ({sent:,} sent, "
-                        f"{received:,} received); {dropped}")
-            return f"Transcript: {sent + received} messages ({sent} sent, {received} received)"
+                return _("Transcript: {total} messages ({sent} sent, {received} received); "
+                         "{dropped}").format(total=f"{sent + received:,}", sent=f"{sent:,}",
+                                             received=f"{received:,}", dropped=dropped)
+            return _("Transcript: {total} messages ({sent} sent, {received} received)").format(
+                total=sent + received, sent=sent, received=received)
         selected = self._selected()
-        what = " and ".join(part for part in (
-            f"direction {direction}" if direction else "", f"method {method}…" if method else "")
-            if part)
+        what = _(" and ").join(part for part in (
+            _("direction {direction}").format(direction=direction) if direction else "",
+            _("method {method}…").format(method=method) if method else "") if part)
         if direction == "event":
-            return f"Transcript: {len(selected)} events shown (filtered by {what})"
+            return _("Transcript: {count} events shown (filtered by {what})").format(
+                count=len(selected), what=what)
         shown = sum(1 for e in selected if e.direction != "event")
-        return f"Transcript: {shown} of {sent + received} messages shown (filtered by {what})"
+        return _("Transcript: {shown} of {total} messages shown (filtered by {what})").format(
+            shown=shown, total=sent + received, what=what)
 
     def static_html(self) -> str:
         # The saved snapshot: the last page of what every run reproduces (see
@@ -380,8 +393,9 @@ class TranscriptView(_Described, w.VBox):
         dropped = dropped_summary(self._session.transcript)
         if not dropped:
             return table
+        note = _("(the transcript keeps the most recent entries only)")
         return (render.STYLE + f'<div class="mcpnb"><p class="no">{render.esc(dropped)} '
-                "(the transcript keeps the most recent entries only)</p></div>" + table)
+                f"{render.esc(note)}</p></div>" + table)
 
 
 class FindingsView(_Described, w.HTML):
@@ -398,7 +412,8 @@ class FindingsView(_Described, w.HTML):
 
     def describe(self) -> str:
         rules = [f.rule.id for f in self._session.findings]
-        return f"Findings: {len(rules)}" + (f" ({', '.join(rules)})" if rules else "")
+        return _("Findings: {count}").format(count=len(rules)) + (
+            f" ({', '.join(rules)})" if rules else "")
 
     def static_html(self) -> str:
         return self.value
@@ -418,15 +433,15 @@ class SessionView(_Described, w.Tab):
         self.findings = FindingsView(session)
         self.children = [self.state_diagram, self.handshake, self.capabilities,
                          self.transcript, self.findings]
-        for index, title in enumerate(("Lifecycle", "Handshake", "Capabilities", "Transcript",
-                                       "Findings")):
+        for index, title in enumerate((_("Lifecycle"), _("Handshake"), _("Capabilities"),
+                                       _("Transcript"), _("Findings"))):
             self.set_title(index, title)
         session.on_transition(self._on_transition)
 
     def _on_transition(self, record: TransitionRecord) -> None:
         if self._session.era is Era.STATELESS:
-            self.set_title(0, "Requests (stateless)")
-            self.set_title(1, "Discover")
+            self.set_title(0, _("Requests (stateless)"))
+            self.set_title(1, _("Discover"))
             self.handshake._redraw()
 
     def add_tab(self, title: str, widget: w.Widget) -> None:
@@ -436,12 +451,13 @@ class SessionView(_Described, w.Tab):
 
     def describe(self) -> str:
         s = self._session
-        version = s.negotiated_version or "no version yet"
+        version = s.negotiated_version or _("no version yet")
         if s.era is Era.STATELESS:
-            version = f"stateless era {version}"
+            version = _("stateless era {version}").format(version=version)
         messages = sum(_message_counts(s))
-        return (f"McpSession {self.name!r}: {s.state.value}, {version}, "
-                f"{messages} messages, {len(s.findings)} findings")
+        return _("McpSession {name}: {state}, {version}, {messages} messages, {findings} "
+                 "findings").format(name=repr(self.name), state=s.state.value, version=version,
+                                    messages=messages, findings=len(s.findings))
 
     def static_html(self) -> str:
         return (self.state_diagram.static_html() + self.handshake.static_html()
@@ -458,7 +474,7 @@ class ToolResultView(_Described, w.HTML):
                                                 result.structuredContent)
 
     def describe(self) -> str:
-        status = "error" if self.result.isError else "ok"
+        status = _("error") if self.result.isError else _("ok")
         text = render.content_summary(self.result.content)
         preview = text if len(text) <= 60 else text[:59] + "…"
         structured = self.result.structuredContent

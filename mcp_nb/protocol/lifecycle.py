@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..i18n import N_, _
 from .errors import LifecycleError
 from .observers import Observers
 
@@ -143,18 +144,18 @@ _FORBIDDEN_WHILE_OPERATING = frozenset({"initialize", "notifications/initialized
 # What each refusal means, as (rule id, advice) for findings and error messages.
 _REFUSAL: dict[State, tuple[str, str]] = {
     State.UNINITIALIZED: (
-        "client-message-before-initialize", "send initialize first"),
+        "client-message-before-initialize", N_("send initialize first")),
     State.INITIALIZING: (
         "client-request-while-initializing",
-        "only ping may be sent until the initialize response arrives"),
+        N_("only ping may be sent until the initialize response arrives")),
     State.INITIALIZED: (
         "client-request-before-initialized",
-        "send notifications/initialized first"),
+        N_("send notifications/initialized first")),
     State.OPERATING: (
         "initialize-twice",
-        "a session is initialized once; open a new session for a new lifecycle"),
+        N_("a session is initialized once; open a new session for a new lifecycle")),
     State.SHUTTING_DOWN: (
-        "message-after-shutdown", "the session is shutting down; open a new session"),
+        "message-after-shutdown", N_("the session is shutting down; open a new session")),
     State.TERMINATED: (
         "message-after-shutdown", "the session has ended; open a new session"),
 }
@@ -228,7 +229,8 @@ class Lifecycle:
             return ("initialized-without-prefix", "cannot send 'initialized' while Initialized: "
                     "the method is 'notifications/initialized'")
         rule_id, advice = _REFUSAL[self.state]
-        return rule_id, f"cannot send {method!r} while {self.state.value}: {advice}"
+        return rule_id, _("cannot send {method} while {state}: {advice}").format(
+            method=repr(method), state=self.state.value, advice=_(advice))
 
     def check_client_request(self, method: str) -> None:
         """Raise :class:`LifecycleError` if the client may not send request ``method`` now."""

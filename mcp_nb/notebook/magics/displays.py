@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...client.session import RawExchange
+from ...i18n import _
 from ...protocol.models import CallToolResult
 from .. import render
 from ..request_views import RequestProgress
@@ -42,10 +43,11 @@ class Listing(PlainRepr, list):  # type: ignore[type-arg]
 
     def __repr__(self) -> str:
         names = ", ".join(str(row[0]) for row in self.rows)
-        return f"{len(self.rows)} {self.what}: {names}"
+        return _("{count} {what}: {names}").format(count=len(self.rows), what=_(self.what),
+                                                   names=names)
 
     def _repr_html_(self) -> str:
-        return render.table_html(self.header, self.rows)
+        return render.table_html([_(title) for title in self.header], self.rows)
 
 
 class BackgroundCall:

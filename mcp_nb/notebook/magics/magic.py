@@ -17,6 +17,7 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Bool, CaselessStrEnum, Float, Int
 
+from ...i18n import _
 from ...protocol.errors import FORCE_HINT, McpError
 from ..hosted import HostedSession
 from ..loop import BackgroundLoop, Interrupted
@@ -35,6 +36,7 @@ GROUPS = (
     "recordings",
     "auth",
     "explore",
+    "language",
 )
 
 
@@ -93,18 +95,19 @@ class McpMagics(Magics):
         except Interrupted as exc:
             raise McpCellError(str(exc)) from None
         except McpError as exc:
-            reason = str(exc).replace(FORCE_HINT, "add --force to send it anyway")
+            reason = str(exc).replace(FORCE_HINT, _("add --force to send it anyway"))
             raise McpCellError(f"[{type(exc).__name__}] {reason}") from None
 
     def _dispatch(self, line: str) -> Any:
-        name, _, rest = line.strip().partition(" ")
+        name, _space, rest = line.strip().partition(" ")
         if not name:
-            raise Usage("a subcommand is needed; %mcp --help lists them")
+            raise Usage(_("a subcommand is needed; %mcp --help lists them"))
         command: Subcommand | None = self.commands.get(name)
         if command is None and not name.startswith("-"):
             close = difflib.get_close_matches(name, self.commands, n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
-            raise Usage(f"%mcp has no subcommand {name!r}; {hint}%mcp --help lists them")
+            hint = _("did you mean {command}? ").format(command=close[0]) if close else ""
+            raise Usage(_("%mcp has no subcommand {name}; {hint}%mcp --help lists them").format(
+                name=repr(name), hint=hint))
         json_arguments = None
         if command is not None and command.json_arguments and "{" in rest:
             json_arguments, rest = split_json(rest)
@@ -137,10 +140,10 @@ class McpMagics(Magics):
         """The named session, or the current one."""
         key = name or self.current
         if key is None:
-            raise McpCellError("no session yet: open one with %mcp connect")
+            raise McpCellError(_("no session yet: open one with %mcp connect"))
         if key not in self.sessions:
-            raise McpCellError(f"no session named {key!r}; open sessions: "
-                               f"{', '.join(self.sessions) or 'none'}")
+            raise McpCellError(_("no session named {name}; open sessions: {names}").format(
+                name=repr(key), names=", ".join(self.sessions) or _("none")))
         return self.sessions[key]
 
     def view(self, name: str | None = None) -> SessionView:

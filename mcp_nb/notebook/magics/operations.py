@@ -7,6 +7,7 @@ import argparse
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ...i18n import N_, _
 from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
@@ -29,7 +30,7 @@ def tools(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     hosted = mcp.session()
     found = hosted.list_tools(**request_settings(args))
     hosted.remember_tools(found)
-    return Listing("tools", ("name", "title", "description"),
+    return Listing(N_("tools"), (N_("name"), N_("title"), N_("description")),
                    [(t.name, t.title or "", t.description or "") for t in found], found)
 
 
@@ -101,8 +102,9 @@ def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any])
         return  # an unknown tool is the server's to refuse (its -32602 is worth seeing)
     found = problems(tool.inputSchema, arguments)
     if found:
-        raise McpCellError(f"not sent: the arguments do not fit {name}'s inputSchema: "
-                           f"{'; '.join(found)} (--force sends them anyway)")
+        raise McpCellError(_("not sent: the arguments do not fit {tool}'s inputSchema: "
+                             "{problems} (--force sends them anyway)").format(
+                                 tool=name, problems="; ".join(found)))
 
 
 @GROUP.command("form", "a form for calling TOOL, generated from its inputSchema",
@@ -113,7 +115,8 @@ def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
     hosted.remember_tools(found)
     by_name = {tool.name: tool for tool in found}
     if args.tool not in by_name:
-        raise McpCellError(f"no tool {args.tool!r}; the server has {', '.join(by_name)}")
+        raise McpCellError(_("no tool {tool}; the server has {tools}").format(
+            tool=repr(args.tool), tools=", ".join(by_name)))
     tool = by_name[args.tool]
     return ToolForm(tool, lambda arguments: hosted.loop.submit(
         hosted.session.call_tool(tool.name, arguments)))
@@ -122,7 +125,7 @@ def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
 @GROUP.command("resources", "list the server's resources", arguments=request_options)
 def resources(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     found = mcp.session().list_resources(**request_settings(args))
-    return Listing("resources", ("uri", "name", "MIME type"),
+    return Listing(N_("resources"), ("uri", N_("name"), N_("MIME type")),
                    [(r.uri, r.name, r.mimeType or "") for r in found], found)
 
 
@@ -151,7 +154,7 @@ def unsubscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
 @GROUP.command("prompts", "list the server's prompts", arguments=request_options)
 def prompts(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     found = mcp.session().list_prompts(**request_settings(args))
-    return Listing("prompts", ("name", "title", "description"),
+    return Listing(N_("prompts"), (N_("name"), N_("title"), N_("description")),
                    [(p.name, p.title or "", p.description or "") for p in found], found)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ...i18n import N_
 from ...protocol.errors import McpError
 from ...protocol.models import LOG_LEVELS
 from ...transports import StdioTransport, Transport, http_transport
@@ -345,7 +346,8 @@ def sessions(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     rows = [(name + (" *" if name == mcp.current else ""), h.session.state.value,
              h.session.negotiated_version or "", h.session.transport.kind)
             for name, h in mcp.sessions.items()]
-    return Listing("sessions", ("session", "state", "version", "transport"), rows,
+    return Listing(N_("sessions"), (N_("session"), N_("state"), N_("version"), N_("transport")),
+                   rows,
                    list(mcp.sessions.values()))
 
 
