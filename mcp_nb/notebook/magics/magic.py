@@ -64,6 +64,9 @@ class McpMagics(Magics):
     sigterm_grace = Float(2.0, help="Seconds to wait after SIGTERM before SIGKILL.").tag(
         config=True)
     show_widgets = Bool(True, help="Display live widgets on connect and call.").tag(config=True)
+    apps = Bool(True, help="Declare the MCP Apps extension (io.modelcontextprotocol/ui) on "
+                           "connect and render an App tool's ui:// resource in the cell "
+                           "(connect --no-apps turns it off for one session).").tag(config=True)
     era = CaselessStrEnum(
         ["handshake", "stateless", "auto"], default_value="handshake",
         help="The era %mcp connect speaks without --era: handshake (the tutorials teach it "

@@ -11,6 +11,7 @@ from ...i18n import N_, _
 from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
+from ..apps import app_view_for_call
 from ..arguments_check import problems
 from ..forms import ToolForm
 from ..request_views import RequestProgress
@@ -81,7 +82,10 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     job = progress.follow(hosted.session.call_tool(args.tool, arguments, **options),
                           hosted.progress_widgets)
     if not args.background:
-        return hosted.run(job)
+        result = hosted.run(job)
+        # An App tool renders its ui:// resource (the result goes to the App and shows below).
+        app = app_view_for_call(hosted, args.tool, arguments, result, progress.request_id)
+        return result if app is None else app
     future = hosted.loop.submit(job)
     while not on_wire.wait(0.05) and not future.done():
         pass

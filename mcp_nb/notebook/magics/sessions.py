@@ -65,6 +65,9 @@ def _connect_arguments(p: Parser) -> None:
     p.add_argument("--tasks", action="store_true",
                    help="declare the tasks extension (SEP-2663): the server may run a tool "
                         "call as a task (%%mcp task shows it)")
+    p.add_argument("--no-apps", action="store_true",
+                   help="do not declare the MCP Apps extension: App tools answer as text "
+                        "only (default: McpMagics.apps declares it)")
     p.add_argument("--env", action="append", default=[], metavar="K=V",
                    help="environment variable for the server (repeatable; {expr} and $name "
                         "expanded)")
@@ -104,7 +107,8 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
         name, transport, mcp.loop,
         protocol_version=args.version, timeout=args.timeout or mcp.default_timeout,
         max_timeout=mcp.max_timeout, reset_timeout_on_progress=mcp.reset_timeout_on_progress,
-        log_level=args.log_level, tasks=args.tasks, **handlers,
+        log_level=args.log_level, tasks=args.tasks,
+        apps=mcp.apps and not args.no_apps, **handlers,
     )
     if inbox is not None:
         inbox.hold_deadlines = hosted.hold_for_person

@@ -1,0 +1,394 @@
+"""MCP Apps in a cell: the anywidget frame, the view around it, and the host's plumbing.
+
+The host's protocol is :class:`mcp_nb.apps.AppHost` (sans I/O); this module carries
+its actions out:
+
+* :class:`AppFrame` is an anywidget whose ES module (``static/app_frame.js``, shipped in
+  the package: no build step, nothing fetched at run time) renders the sandbox proxy
+  iframe and relays ``postMessage`` traffic to the kernel and back;
+* :class:`AppView` is what ``%mcp call`` shows for an App tool: the App's name, its
+  ``ui://`` resource and the CSP applied, the frame, what the App asked the host to
+  show (``ui/message``, ``ui/update-model-context``, links, logs), the tool's result and
+  the App's lifecycle diagram.  Its ``text/plain`` and static HTML say all of that
+  without a kernel (saved notebooks, nbval);
+* every message both ways is written into the session's transcript as the App lane
+  (``app→host`` / ``host→app``), beside the MCP wire.
+
+The App's ``tools/call`` and ``resources/read`` go to the session the App came from,
+on the session's loop, without blocking the kernel: the answer is posted back when
+it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import ipywidgets as w
+import traitlets
+
+from .. import __version__
+from ..apps import meta
+from ..apps.csp import describe_policy, proxy_document, sandbox_policy
+from ..apps.host import (
+    Action,
+    AppHost,
+    Exchange,
+    Forward,
+    RemoveFrame,
+    Resize,
+    Show,
+    ToFrame,
+)
+from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
+from ..client.errors import ServerError
+from ..protocol.errors import McpError
+from ..protocol.lifecycle import State, TransitionRecord
+from ..protocol.models import CallToolResult
+from . import render
+from .app_diagram import app_diagram_svg
+from .widgets import _Described
+
+STATIC = Path(__file__).parent / "static"
+#: The sandbox proxy's script, inlined into the proxy document the host builds.
+PROXY_SCRIPT = (STATIC / "sandbox_proxy.js").read_text(encoding="utf-8")
+#: Seconds the host waits for the View's answer to ui/resource-teardown (it SHOULD wait).
+TEARDOWN_WAIT = 2.0
+#: The frame's height before the View reports its size, and the most it may grow to.
+INITIAL_HEIGHT, MAX_HEIGHT = 160, 600
+
+
+class AppFrame(anywidget.AnyWidget):
+    """The sandboxed iframe (sandbox proxy around the View) and its message relay."""
+
+    _esm = STATIC / "app_frame.js"
+    proxy_doc = traitlets.Unicode("").tag(sync=True)
+    sandbox = traitlets.Unicode("allow-scripts").tag(sync=True)
+    allow = traitlets.Unicode("").tag(sync=True)
+    title = traitlets.Unicode("MCP App").tag(sync=True)
+    border = traitlets.Bool(True).tag(sync=True)
+    height = traitlets.Int(INITIAL_HEIGHT).tag(sync=True)
+    display_mode = traitlets.Unicode("inline").tag(sync=True)
+    removed = traitlets.Bool(False).tag(sync=True)
+
+
+def declares_apps(session: Any) -> bool:
+    """True when the session told the server it renders MCP Apps."""
+    extensions = session.client_capabilities.get("extensions") or {}
+    return meta.EXTENSION in extensions
+
+
+def _tool_dict(tool: Any) -> dict[str, Any]:
+    return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
+
+
+class AppView(_Described, w.VBox):
+    """One App rendered in a cell, hosted by the kernel for the session it came from."""
+
+    def __init__(self, hosted: Any, tool: Any, arguments: Mapping[str, Any], *,
+                 call_id: int | None = None, result: CallToolResult | None = None,
+                 deliver: bool = True) -> None:
+        super().__init__()
+        self.hosted = hosted
+        self.tool = tool
+        self.tool_name = tool.name if hasattr(tool, "name") else str(tool.get("name"))
+        self.uri = meta.resource_uri(tool) or ""
+        self.arguments = dict(arguments)
+        self.call_id = call_id
+        self.result = result
+        self.deliver = deliver
+        self.lifecycle = AppLifecycle()
+        self.host: AppHost | None = None
+        self.problem: str | None = None
+        self.policy_lines: list[str] = []
+        self._notes: list[str] = []
+        self._lock = threading.RLock()
+        self.frame: AppFrame | None = None
+        self.header = w.HTML()
+        self.notes = w.HTML()
+        self.diagram = w.HTML()
+        self.result_html = w.HTML()
+        self.lifecycle.observers.add(self._on_transition)
+        self._draw_diagram()
+        if result is not None:
+            self.result_html.value = render.content_blocks_html(
+                result.content, result.isError, result.structuredContent)
+
+    # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
+
+    def read_resource(self) -> None:
+        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it."""
+        try:
+            contents = self.hosted.run(self.hosted.session.read_resource(self.uri))
+            resource = meta.ui_resource(self.uri, {"contents": contents})
+        except meta.AppResourceError as exc:
+            self._refuse(str(exc))
+            return
+        except ServerError as exc:
+            self._refuse(f"{self.uri}: resources/read failed: {exc.code} {exc.message} (MCP "
+                         "Apps 2026-01-26: Resource MUST exist on the server)")
+            return
+        policy = sandbox_policy(resource.csp, resource.permissions)
+        self.policy_lines = describe_policy(policy)
+        self.host = AppHost(
+            _tool_dict(self.tool), resource, policy, arguments=self.arguments,
+            call_id=self.call_id, find_tool=self._find_tool,
+            host_info={"name": "mcp_nb", "version": __version__},
+            deliver=self.deliver, lifecycle=self.lifecycle)
+        self.host.exchanges.add(self._record)
+        if self.result is not None:
+            self.host.set_result(self.result.model_dump(exclude_none=True))
+        self.hosted.session.on_transition(self._on_session_transition)
+        self._draw_header()
+
+    def load(self) -> None:
+        """Create the frame (the sandbox proxy with the CSP in place) and show it."""
+        if self.host is None:
+            return
+        border = self.host.resource.prefers_border
+        self.frame = AppFrame(
+            proxy_doc=proxy_document(self.host.policy, PROXY_SCRIPT),
+            sandbox=self.host.policy.sandbox, allow=self.host.policy.allow,
+            title=f"MCP App {self.tool_name} ({self.uri})",
+            border=True if border is None else border)
+        self.frame.on_msg(self._on_frame_message)
+        self.children = [self.header, self.frame, self.notes, self.result_html,
+                         w.Accordion([self.diagram], titles=("App lifecycle",))]
+
+    def send_tool_input(self) -> None:
+        self._apply(self._host().send_tool_input())
+
+    def send_tool_result(self) -> None:
+        self._apply(self._host().send_tool_result())
+
+    def set_result(self, result: CallToolResult) -> None:
+        """The call that renders the App completed (step mode, or a background call)."""
+        self.result = result
+        self.result_html.value = render.content_blocks_html(
+            result.content, result.isError, result.structuredContent)
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.set_result(result.model_dump(exclude_none=True)))
+
+    def cancelled(self, reason: str) -> None:
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.set_cancelled(reason))
+
+    def teardown(self, reason: str = "torn down from the notebook") -> None:
+        """``ui/resource-teardown``, then the frame goes (after the answer, or a wait)."""
+        if self.host is None:
+            return
+        with self._lock:
+            actions = self.host.teardown(reason)
+        self._apply(actions)
+        if self.lifecycle.state is AppState.TEARING_DOWN:
+            timer = threading.Timer(TEARDOWN_WAIT, self._give_up, args=(
+                f"no answer to ui/resource-teardown within {TEARDOWN_WAIT:g} s",))
+            timer.daemon = True
+            timer.start()
+
+    # -- what the App and the browser say ---------------------------------------------------
+
+    def _on_frame_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, Mapping) or self.host is None:
+            return
+        kind = content.get("kind")
+        with self._lock:
+            if kind == "created":
+                context = self.host.context
+                context.theme = "dark" if content.get("theme") == "dark" else "light"
+                width = content.get("width")
+                context.width = int(width) if isinstance(width, int | float) and width else None
+                context.locale = str(content.get("locale") or "") or None
+                context.time_zone = str(content.get("timeZone") or "") or None
+                if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
+                    self._apply(self.host.frame_created())
+            elif kind == "frame":
+                self._apply(self.host.receive(content.get("message")))
+            elif kind == "escape" and self.frame is not None:
+                self.host.context.display_mode = "inline"
+                self.frame.display_mode = "inline"
+                self._apply(self.host.context_changed())
+            elif kind == "view-removed":
+                # The output was cleared or the cell re-run: the frame is already gone.
+                self._apply(self.host.give_up_teardown("the output was cleared"))
+
+    def _apply(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, ToFrame):
+                if self.frame is not None:
+                    self.frame.send({"kind": "frame", "message": action.message})
+            elif isinstance(action, Forward):
+                self._forward(action)
+            elif isinstance(action, Show):
+                self._show(action)
+            elif isinstance(action, Resize):
+                if action.height is not None and self.frame is not None:
+                    self.frame.height = max(40, min(MAX_HEIGHT, round(action.height)))
+            elif isinstance(action, RemoveFrame) and self.frame is not None:
+                self.frame.removed = True
+
+    def _forward(self, action: Forward) -> None:
+        """The App's request, sent on the session's loop; the answer is posted back later."""
+        session = self.hosted.session
+
+        async def send() -> dict[str, Any]:
+            return await session.request(action.method, action.params)
+
+        future = self.hosted.loop.submit(send())
+
+        def done(finished: Any) -> None:
+            error: dict[str, Any] | None = None
+            result: dict[str, Any] | None = None
+            try:
+                result = finished.result()
+            except ServerError as exc:
+                error = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    error["data"] = exc.data
+            except (McpError, Exception) as exc:  # the App gets an answer whatever happened
+                error = {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}
+            assert self.host is not None
+            with self._lock:
+                self._apply(self.host.forwarded(action.app_id, result, error))
+
+        future.add_done_callback(done)
+
+    def _find_tool(self, name: str) -> Any:
+        try:
+            return self.hosted.tool(name)
+        except McpError:
+            return None
+
+    def _give_up(self, why: str) -> None:
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.give_up_teardown(why))
+
+    def _on_session_transition(self, record: TransitionRecord) -> None:
+        if record.target in (State.SHUTTING_DOWN, State.TERMINATED) and self.host is not None \
+                and self.lifecycle.state not in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
+            self.teardown("the MCP session closed")
+
+    def _record(self, exchange: Exchange) -> None:
+        """Write one postMessage message into the session's transcript (the App lane).
+
+        Added on the session's loop, the one thread that writes the transcript.
+        """
+        session = self.hosted.session
+        message = exchange.message
+        if isinstance(message, Mapping):
+            method = message.get("method") if isinstance(message.get("method"), str) else None
+            request_id = message.get("id") if isinstance(message.get("id"), str | int) else None
+            kind = ("request" if method and request_id is not None else "notification"
+                    if method else "error" if "error" in message else "response")
+        else:
+            method = request_id = None
+            kind = "invalid"
+        if exchange.note.startswith("malformed"):
+            kind = "invalid"
+        size = len(json.dumps(message, default=repr).encode())
+        note = f"App {self.tool_name}" + (f": {exchange.note}" if exchange.note else "")
+        entry = {"size": size, "method": method, "id": request_id, "note": note,
+                 "message": dict(message) if isinstance(message, Mapping) else None,
+                 "text": None if isinstance(message, Mapping) else repr(message)}
+        elapsed = session.lifecycle.elapsed()
+        self.hosted.loop.call_soon(lambda: session.transcript.add(
+            elapsed, exchange.direction, kind, session.state.value, **entry))
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def _host(self) -> AppHost:
+        if self.host is None:
+            raise McpError(self.problem or "the App's resource has not been read yet")
+        return self.host
+
+    def _refuse(self, problem: str) -> None:
+        self.problem = problem
+        self.lifecycle.fire(AppEvent.RESOURCE_REFUSED, problem)
+        self._draw_header()
+        self.children = [self.header, self.result_html]
+
+    def _show(self, action: Show) -> None:
+        data = action.data
+        if action.kind == "open-link":
+            url = str(data.get("url"))
+            note = (f'the App asks to open <a href="{render.esc(url)}" target="_blank" '
+                    f'rel="noopener noreferrer">{render.esc(url)}</a> (opens on your click)')
+        elif action.kind == "message":
+            text = render.content_summary(data.get("content") or [])
+            note = (f"ui/message ({render.esc(data.get('role'))}) — would go to the "
+                    f"conversation: <b>{render.esc(text)}</b>")
+        elif action.kind == "model-context":
+            shown = json.dumps(data, ensure_ascii=False)[:400]
+            self._notes = [n for n in self._notes if not n.startswith("model context")]
+            note = f"model context (replaces the previous one): <code>{render.esc(shown)}</code>"
+        elif action.kind == "log":
+            note = (f"log [{render.esc(data.get('level', ''))}] "
+                    f"{render.esc(json.dumps(data.get('data'), ensure_ascii=False)[:300])}")
+        elif action.kind == "display-mode":
+            mode = str(data.get("mode"))
+            if self.frame is not None:
+                self.frame.display_mode = mode
+            note = f"display mode: {render.esc(mode)} (asked by the App)"
+        else:
+            note = (f'<span class="finding">refused {render.esc(data.get("method"))}: '
+                    f"{render.esc(data.get('reason'))}</span>")
+        self._notes.append(note)
+        self.notes.value = render.STYLE + '<div class="mcpnb">' + "".join(
+            f"<div>{n}</div>" for n in self._notes[-20:]) + "</div>"
+
+    def _on_transition(self, record: AppTransitionRecord) -> None:
+        self._draw_diagram()
+
+    def _draw_diagram(self) -> None:
+        self.diagram.value = app_diagram_svg(self.lifecycle.state, self.lifecycle.path)
+
+    def _draw_header(self) -> None:
+        rows = [f"<b>MCP App</b> {render.esc(self.tool_name)} · "
+                f"<code>{render.esc(self.uri)}</code>"]
+        if self.problem:
+            rows.append(f'<span class="finding">not rendered: {render.esc(self.problem)}</span>')
+        rows += [f"<code>{render.esc(line)}</code>" for line in self.policy_lines]
+        self.header.value = render.STYLE + '<div class="mcpnb">' + "".join(
+            f"<div>{row}</div>" for row in rows) + "</div>"
+
+    def describe(self) -> str:
+        parts = [f"App {self.tool_name} ({self.uri}): {self.lifecycle.state.value}"]
+        if self.problem:
+            parts.append(f"not rendered: {self.problem}")
+        if self.host is not None:
+            parts.append(f"CSP {self.host.policy.csp}")
+        if self.result is not None:
+            text = render.content_summary(self.result.content)
+            parts.append(f"result: {text if len(text) <= 80 else text[:79] + '…'}")
+        return "; ".join(parts)
+
+    def static_html(self) -> str:
+        result = self.result_html.value if self.result is not None else ""
+        return (self.header.value or render.STYLE) + result + render.svg_image_html(
+            app_diagram_svg(self.lifecycle.state, self.lifecycle.path),
+            f"App lifecycle: {self.lifecycle.state.value}")
+
+
+def app_view_for_call(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
+                      result: CallToolResult, call_id: int | None) -> AppView | None:
+    """The App to show for a completed ``tools/call``, or None when the tool is no App or
+    the session did not declare the extension (then the text result is all there is)."""
+    if not declares_apps(hosted.session):
+        return None
+    try:
+        tool = hosted.tool(tool_name)
+    except McpError:
+        return None
+    if tool is None or meta.resource_uri(tool) is None:
+        return None
+    view = AppView(hosted, tool, arguments, call_id=call_id, result=result)
+    view.read_resource()
+    view.load()
+    return view
