@@ -1,7 +1,11 @@
 """Copy each English notebook's code cells into its Chinese twin under notebooks/zh/.
 
-The two editions share their code exactly (tests/test_notebooks.py checks it) and differ only
-in their prose. After changing code in an English notebook, run this, then re-run both:
+The two editions share their code (tests/test_notebooks.py checks it with :func:`same_code`)
+and differ in their prose, in what the code says to a person (comments, and string literals
+written in Chinese: a self-check's messages), and in one line: the Chinese notebooks tell the
+kit to speak Chinese (``%mcp lang zh``). After changing code in an English notebook, run this,
+then re-run both (a cell copied over loses its translated comments and messages: translate
+them again):
 
     python scripts/sync_twins.py                    # every pair
     python scripts/sync_twins.py 04_operation
@@ -13,12 +17,38 @@ is reported and left alone: the Chinese prose around the new cell has to be writ
 
 from __future__ import annotations
 
+import io
+import re
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
+from IPython.core.inputtransformer2 import TransformerManager
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+#: The Chinese edition's one extra line of code: the kit speaks Chinese from then on.
+LANGUAGE_LINE = re.compile(r"^%mcp lang \w+[ \t]*\n?", re.MULTILINE)
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
+
+
+def _tokens(source: str) -> list[tokenize.TokenInfo]:
+    python = TransformerManager().transform_cell(LANGUAGE_LINE.sub("", source))
+    return [token for token in tokenize.generate_tokens(io.StringIO(python).readline)
+            if token.type not in _IGNORED]
+
+
+def same_code(english: str, chinese: str) -> bool:
+    """Whether two cells are the same code: token for token, comments and ``%mcp lang`` aside,
+    a string literal written in Chinese standing for the English one in its place."""
+    ours, theirs = _tokens(english), _tokens(chinese)
+    return len(ours) == len(theirs) and all(
+        a.type == b.type and (a.string == b.string or (
+            a.type == tokenize.STRING and CHINESE.search(b.string) is not None))
+        for a, b in zip(ours, theirs, strict=True))
 
 
 def sync(english: Path, twin: Path) -> str:
@@ -34,7 +64,7 @@ def sync(english: Path, twin: Path) -> str:
         if original.cell_type != "code":
             continue
         tags = original.metadata.get("tags", [])
-        if copy.source != original.source or copy.metadata.get("tags", []) != tags:
+        if not same_code(original.source, copy.source) or copy.metadata.get("tags", []) != tags:
             copy.source = original.source
             copy.metadata["tags"] = list(tags)
             if not tags:

@@ -32,6 +32,11 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from sync_twins import same_code  # scripts/sync_twins.py: one rule for test and script
+
+sys.path.remove(str(Path(__file__).resolve().parent.parent / "scripts"))
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = NOTEBOOKS / "sanitize.cfg"
@@ -136,9 +141,22 @@ def test_every_notebook_has_a_chinese_twin_with_the_same_code(path: Path) -> Non
     twin = ZH / path.name
     assert twin.exists(), f"notebooks/zh/{path.name} is missing: add the Chinese edition"
     english, chinese = _code_cells(path), _code_cells(twin)
-    assert [_source(cell) for cell in chinese] == [_source(cell) for cell in english], (
-        "the Chinese twin's code cells differ from the English ones")
+    assert len(chinese) == len(english), "the twins have different numbers of code cells"
+    for ours, theirs in zip(english, chinese, strict=True):
+        assert same_code(_source(ours), _source(theirs)), (
+            f"the Chinese twin's code differs from the English: {_source(theirs)[:200]!r}")
     assert [_tags(cell) for cell in chinese] == [_tags(cell) for cell in english]
+
+
+def test_twins_may_differ_in_what_they_say_to_a_person_not_in_what_they_do() -> None:
+    english = ('%load_ext mcp_nb\n# Self-check\nassert done, "finish the cell above"\n'
+               'print(f"✓ {name}")')
+    assert same_code(english, '%load_ext mcp_nb\n%mcp lang zh\n# 自检\n'
+                              'assert done, "先完成上面的单元"\nprint(f"✓ {name}")')
+    assert not same_code(english, english.replace("done", "finished"))
+    assert not same_code(english, english.replace("finish the cell above", "finish it"))
+    assert not same_code("%mcp call add a=1", "%mcp call add a=2")
+    assert not same_code("x = 1", "x = 1\ny = 2")
 
 
 def test_sync_twins_copies_changed_code_and_keeps_the_chinese_prose(tmp_path: Path) -> None:
@@ -150,7 +168,7 @@ def test_sync_twins_copies_changed_code_and_keeps_the_chinese_prose(tmp_path: Pa
     english, twin = tmp_path / "en.ipynb", tmp_path / "zh.ipynb"
     original = nbformat.read(NOTEBOOK_FILES[0], as_version=4)
     code = next(cell for cell in original.cells if cell.cell_type == "code")
-    code.source += "\n# changed"
+    code.source += "\nchanged = True"
     nbformat.write(original, english)
     twin.write_bytes((ZH / NOTEBOOK_FILES[0].name).read_bytes())
     assert sync(english, twin) == "1 code cell(s) copied"
@@ -223,6 +241,56 @@ def test_the_self_check_fails_without_the_learners_work(
               if any(output["output_type"] == "error" for output in cell.get("outputs", []))
               and "raises-exception" not in _tags(cell)]
     assert failed == [check_cell], "the run must stop at the self-check, not before it"
+
+
+def _processes_with(marker: str) -> set[int]:
+    """Live processes whose environment holds ``marker``: a kernel started with it in its
+    environment, and everything that kernel started in turn."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                found.add(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to look at
+            continue
+    return found
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=_label)
+def test_a_failing_cell_leaves_nothing_behind(
+        path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run All stops at a failing cell, and the learner shuts the kernel down. The chapter's
+    last cell, which tidies up, never ran; still the working folder must not have moved, and
+    once the kernel is gone nothing it started may run on and nothing it wrote may remain."""
+    notebook = nbformat.read(path, as_version=4)
+    last = max(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    probe = "import os\nprint(os.getcwd())"
+    # Everything before the last cell, a cell that fails, and (run in spite of it) a probe.
+    notebook.cells = [*notebook.cells[:last], nbformat.v4.new_code_cell("raise RuntimeError()"),
+                      nbformat.v4.new_code_cell(probe)]
+    marker = f"MCP_NB_LEFTOVERS_RUN={os.getpid()}-{path.stem}"
+    monkeypatch.setenv(*marker.split("=", 1))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    beside = set(path.parent.iterdir())
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    printed = "".join(output.get("text", "") for output in notebook.cells[-1].outputs).strip()
+    assert printed == str(path.parent), f"the working folder moved to {printed}"
+    deadline = time.monotonic() + 10
+    while (left := _processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:  # not to leave them to the next test either
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes outlived the kernel: {sorted(left)}"
+    assert not list(temporary.iterdir()), f"left in TMPDIR: {list(temporary.iterdir())}"
+    assert set(path.parent.iterdir()) == beside, (
+        f"left beside the notebook: {sorted(set(path.parent.iterdir()) - beside)}")
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=_label)
