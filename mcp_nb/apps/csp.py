@@ -170,8 +170,8 @@ def proxy_document(policy: SandboxPolicy, script: str) -> str:
     return (
         "<!DOCTYPE html><html><head>"
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy.csp)}">'
-        '<meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}'
-        "iframe{border:0;width:100%;display:block}</style>"
+        '<meta charset="utf-8"><style>html,body{margin:0;padding:0;height:100%;'
+        "overflow:hidden}iframe{border:0;width:100%;height:100%;display:block}</style>"
         f"<script>{script}</script></head><body></body></html>"
     )
 

@@ -43,6 +43,7 @@ function render({ model, el }) {
   frame.setAttribute("referrerpolicy", "no-referrer");
   frame.style.width = "100%";
   frame.style.display = "block";
+  frame.style.boxSizing = "border-box";
   frame.style.border = model.get("border") ? "1px solid #c8c8c8" : "0";
   frame.style.borderRadius = model.get("border") ? "6px" : "0";
 
