@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..client.transcript import TranscriptEntry
+from ..i18n import N_, _
 from ..protocol.lifecycle import TRANSITIONS, Event, State
 from ..protocol.tasks import TASK_TRANSITIONS, TaskStatus
 from .render import esc
@@ -105,7 +106,7 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
                           visited=state in path))
     parts.append(
         '<text x="10" y="120" font-family="system-ui, sans-serif" font-size="11" fill="#666">'
-        "solid: shutdown · dashed: transport closed</text>"
+        + esc(_("solid: shutdown · dashed: transport closed")) + "</text>"
     )
     parts.append("</svg>")
     return "".join(parts)
@@ -167,12 +168,12 @@ def task_diagram_svg(current: TaskStatus, path: Sequence[TaskStatus] = ()) -> st
         parts.append(_box(status.value, status.value, x, y, current=status is current,
                           visited=status in path))
     parts.append('<text x="10" y="30" font-family="system-ui, sans-serif" font-size="11" '
-                 'fill="#666">right column: terminal (final)</text></svg>')
+                 'fill="#666">' + esc(_("right column: terminal (final)")) + "</text></svg>")
     return "".join(parts)
 
 
-def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
-                 right: str = "Server", *, times: bool = True) -> str:
+def sequence_svg(entries: Sequence[TranscriptEntry], left: str = N_("Client"),
+                 right: str = N_("Server"), *, times: bool = True) -> str:
     """A sequence diagram of messages between client and server, with times.
 
     ``times=False`` leaves the times out: the static image saved in a notebook is a
@@ -186,7 +187,7 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
         f'viewBox="0 0 520 {height}" class="mcpnb-sequence" role="img" '
         f'aria-label="sequence of {len(messages)} messages">',
     ]
-    for x, name in ((80, left), (440, right)):
+    for x, name in ((80, _(left)), (440, _(right))):
         parts.append(
             f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
             f'font-size="13" font-weight="600">{esc(name)}</text>'
@@ -218,8 +219,8 @@ def sequence_svg(entries: Sequence[TranscriptEntry], left: str = "Client",
 # -- the authorization flow's sequence -------------------------------------------------------
 
 #: The authorization flow's lanes, left to right: (key, title, x).
-AUTH_LANES = (("browser", "Browser", 70), ("client", "Notebook (client)", 230),
-              ("mcp", "MCP server", 410), ("as", "Authorization server", 570))
+AUTH_LANES = (("browser", N_("Browser"), 70), ("client", N_("Notebook (client)"), 230),
+              ("mcp", N_("MCP server"), 410), ("as", N_("Authorization server"), 570))
 #: Each step's arrows as (from, to, what the label shows): the request it sent, the reply
 #: that came back, or the authorization link a person opens. Steps not named here (and
 #: steps that exchanged nothing: a skipped registration, a fallback) are drawn as notes.
@@ -279,7 +280,7 @@ def auth_sequence_svg(steps: Sequence[Any]) -> str:
     hold paths and statuses, never a host, a port or a query, so the same flow draws
     the same picture (the saved image is compared by nbval).
     """
-    lanes = {key: x for key, _, x in AUTH_LANES}
+    lanes = {key: x for key, _title, x in AUTH_LANES}
     rows: list[str] = []
     y = 62
     for step in steps:
@@ -314,10 +315,10 @@ def auth_sequence_svg(steps: Sequence[Any]) -> str:
         f'viewBox="0 0 660 {height}" class="mcpnb-auth-sequence" role="img" '
         f'aria-label="authorization flow, {len(steps)} steps">',
     ]
-    for _, title, x in AUTH_LANES:
+    for _key, title, x in AUTH_LANES:
         parts.append(
             f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
-            f'font-size="12" font-weight="600">{esc(title)}</text>'
+            f'font-size="12" font-weight="600">{esc(_(title))}</text>'
             f'<line x1="{x}" y1="30" x2="{x}" y2="{height - 4}" stroke="#bbb" '
             'stroke-dasharray="3 3"/>')
     parts.extend(rows)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from ..i18n import N_, _
 from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
@@ -45,7 +46,7 @@ class Catalogue(w.VBox):
         super().__init__()
         self.what = what
         self.entries: list[tuple[str, str]] = []  # (key, label)
-        self.filter = w.Text(placeholder=f"filter {what}", layout=_FULL)
+        self.filter = w.Text(placeholder=_("filter by name or description"), layout=_FULL)
         self.picker = w.Select(options=[], rows=8, layout=_FULL)
         self.count = w.Label()
         self.filter.observe(lambda change: self._refill(), names="value")
@@ -62,9 +63,11 @@ class Catalogue(w.VBox):
         matching = [(label, key) for key, label in self.entries
                     if not needle or needle in label.lower()]
         self.picker.options = matching[:SHOWN]
-        more = f"; type to narrow {len(matching) - SHOWN:,} more" if len(matching) > SHOWN else ""
-        self.count.value = (f"{min(len(matching), SHOWN):,} of {len(self.entries):,} "
-                            f"{self.what} shown{more}")
+        more = (_("; type to narrow {count} more").format(count=f"{len(matching) - SHOWN:,}")
+                if len(matching) > SHOWN else "")
+        self.count.value = _("{shown} of {total} {what} shown").format(
+            shown=f"{min(len(matching), SHOWN):,}", total=f"{len(self.entries):,}",
+            what=_(self.what)) + more
 
     def _picked(self, change: Any) -> None:
         if change["new"] is not None:
@@ -85,26 +88,26 @@ class Explorer(_Described, w.VBox):
         self.events: list[str] = []
         self._started = time.monotonic()
 
-        self.tool_list = Catalogue("tools", self._show_tool)
+        self.tool_list = Catalogue(N_("tools"), self._show_tool)
         self.tool_box = w.VBox()
         self.progress = w.VBox()
-        self.resource_list = Catalogue("resources", self._read)
+        self.resource_list = Catalogue(N_("resources"), self._read)
         self.templates = w.HTML()
         self.contents = w.HTML()
-        self.prompt_list = Catalogue("prompts", self._show_prompt)
+        self.prompt_list = Catalogue(N_("prompts"), self._show_prompt)
         self.prompt_box = w.VBox()
         self.level = w.Dropdown(options=list(render.LEVEL_ORDER), value="debug",
-                                description="show from")
+                                description=_("show from"))
         self.set_level = w.Dropdown(options=list(LOG_LEVELS), value="info",
-                                    description="server level")
+                                    description=_("server level"))
         self.set_level_button = w.Button(description="logging/setLevel")
         self.log_view = w.HTML()
         self.event_view = w.HTML()
         self.stderr_view = w.HTML()
-        self.stderr_button = w.Button(description="Refresh")
+        self.stderr_button = w.Button(description=_("Refresh"))
         self.history_view = w.Textarea(layout=w.Layout(width="95%", height="120px"))
         self.again = w.Dropdown(options=[], description="call", layout=_FULL)
-        self.again_button = w.Button(description="Run again")
+        self.again_button = w.Button(description=_("Run again"))
         self.status = w.Label()
 
         self.level.observe(lambda change: self._draw_log(), names="value")
@@ -122,8 +125,8 @@ class Explorer(_Described, w.VBox):
             w.VBox([self.history_view, w.HBox([self.again, self.again_button])]),
         ]
 
-        for index, title in enumerate(("Tools", "Resources", "Prompts", "Notifications",
-                                       "stderr", "History")):
+        for index, title in enumerate((_("Tools"), _("Resources"), _("Prompts"),
+                                       _("Notifications"), "stderr", _("History"))):
             self.tabs.set_title(index, title)
         self.children = [self.tabs, self.status]
         hosted.session.on_notification(self._on_notification)
@@ -161,7 +164,8 @@ class Explorer(_Described, w.VBox):
             try:
                 value = await coroutine
             except Exception as exc:  # shown in the explorer, not raised into the void
-                (failed or self._say_failed)(f"failed: {type(exc).__name__}: {exc}")
+                (failed or self._say_failed)(_("failed: {error}").format(
+                    error=f"{type(exc).__name__}: {exc}"))
                 return
             if failed is None:
                 self.status.value = ""
@@ -184,7 +188,8 @@ class Explorer(_Described, w.VBox):
 
     def _got_templates(self, templates: list[Any]) -> None:
         rows = [(t.uriTemplate, t.name, t.mimeType or "") for t in templates]
-        self.templates.value = (render.table_html(("resource template", "name", "MIME type"),
+        self.templates.value = (render.table_html((_("resource template"), _("name"),
+                                                   _("MIME type")),
                                                   rows) if rows else "")
 
     def _got_prompts(self, prompts: list[Prompt]) -> None:
@@ -224,18 +229,18 @@ class Explorer(_Described, w.VBox):
         line = self.again.value
         if not line:
             return None
-        _, _, name, text = line.split(" ", 3)
+        _magic, _call, name, text = line.split(" ", 3)
         self._show_tool(name)
         form = self.tool_box.children[0]
         future = self.call(name, json.loads(text))
-        form.status.value = "calling again…"
+        form.status.value = _("calling again…")
         future.add_done_callback(form._show)
         return future
 
     # -- resources --
 
     def _read(self, uri: str) -> None:
-        self.contents.value = f"<p>reading {render.esc(uri)}…</p>"
+        self.contents.value = "<p>" + render.esc(_("reading {uri}…").format(uri=uri)) + "</p>"
         self._submit(self.hosted.session.read_resource(uri), self._got_contents,
                      lambda text: setattr(self.contents, "value", render.failure_html(
                          f"reading {uri} {text}")))
@@ -254,7 +259,7 @@ class Explorer(_Described, w.VBox):
                            for a in arguments},
             "required": [a.name for a in arguments if a.required],
         })
-        get = w.Button(description="Get", button_style="primary")
+        get = w.Button(description=_("Get"), button_style="primary")
         status = w.Label()
         shown = w.HTML()
 
@@ -262,9 +267,9 @@ class Explorer(_Described, w.VBox):
             try:
                 values = form.checked_value()
             except ValueError as exc:
-                status.value = f"not sent: {exc}"
+                status.value = _("not sent: {reason}").format(reason=exc)
                 return
-            status.value = "getting…"
+            status.value = _("getting…")
             shown.value = ""  # an earlier answer is not this one's
 
             def failed(text: str) -> None:
@@ -273,7 +278,7 @@ class Explorer(_Described, w.VBox):
             self._submit(self.hosted.session.get_prompt(name, values),
                          lambda result: (setattr(shown, "value",
                                                  render.prompt_messages_html(result)),
-                                         setattr(status, "value", "done")),
+                                         setattr(status, "value", _("done"))),
                          failed)
 
         get.on_click(fetch)
@@ -293,13 +298,14 @@ class Explorer(_Described, w.VBox):
             self._draw_log()
             return
         if method.endswith("/list_changed"):
-            self.events.append(f"{at:.3f}s {method}: list refreshed")
+            self.events.append(f"{at:.3f}s {method}: " + _("list refreshed"))
             self.refresh()
         elif method == "notifications/resources/updated":
             self.events.append(f"{at:.3f}s {method}: {params.get('uri', '?')}")
         else:
             return
-        self.event_view.value = render.table_html(("event",), [(e,) for e in self.events[-50:]])
+        self.event_view.value = render.table_html((_("event"),),
+                                                  [(e,) for e in self.events[-50:]])
 
     def _draw_log(self) -> None:
         self.log_view.value = render.log_lines_html(self.log_lines[-200:], self.level.value)
@@ -307,17 +313,19 @@ class Explorer(_Described, w.VBox):
     def _set_level(self) -> None:
         level = self.set_level.value
         self._submit(self.hosted.session.set_logging_level(level),
-                     lambda _: setattr(self.status, "value", f"server log level: {level}"))
+                     lambda _answer: setattr(self.status, "value", _(
+                         "server log level: {level}").format(level=level)))
 
     def _draw_stderr(self) -> None:
         lines = list(self.hosted.session.transport.stderr_tail)[-100:]
-        text = "\n".join(lines) if lines else "(nothing on stderr, or not a stdio server)"
+        text = "\n".join(lines) if lines else _("(nothing on stderr, or not a stdio server)")
         self.stderr_view.value = f"{render.STYLE}<div class=\"mcpnb\"><pre>{render.esc(text)}" \
                                  "</pre></div>"
 
     def describe(self) -> str:
-        return (f"Explorer {self.hosted.name!r}: {len(self.tools)} tools, "
-                f"{len(self.resources)} resources, {len(self.prompts)} prompts")
+        return _("Explorer {name}: {tools} tools, {resources} resources, {prompts} "
+                 "prompts").format(name=repr(self.hosted.name), tools=len(self.tools),
+                                   resources=len(self.resources), prompts=len(self.prompts))
 
 
 def _label(key: str, detail: str | None) -> str:
