@@ -276,6 +276,9 @@ class AppHost:
     def send_tool_result(self) -> list[Action]:
         """Step mode: send ``tool-result`` (or ``tool-cancelled``) now."""
         self._require_addressable("tool-result")
+        if self.state is not AppState.INPUT_SENT:
+            raise ValueError(f"cannot send tool-result while the App is {self.state}: "
+                             "tool-input is required before it, and it is sent once")
         if self.cancelled is not None:
             self.lifecycle.fire(AppEvent.TOOL_CANCELLED, self.cancelled)
             return [self._send(_notification("ui/notifications/tool-cancelled",
