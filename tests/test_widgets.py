@@ -215,3 +215,15 @@ def test_the_saved_sequence_image_does_not_change_with_timing() -> None:
             == diagrams.sequence_svg(slow, times=False))
     assert diagrams.sequence_svg(fast) != diagrams.sequence_svg(slow)
     assert "0.251s" in diagrams.sequence_svg(slow)
+
+
+def test_table_cells_keep_words_whole_and_let_long_urls_break() -> None:
+    from mcp_nb.notebook import render
+
+    url = "https://auth.example.com/.well-known/oauth-authorization-server/tenant"
+    html = render.table_html(("step", "value"), [("spawned", url), ("challenge", "a b")])
+    assert "<td>spawned</td>" in html and "<td>challenge</td>" in html
+    assert f'<td class="long">{url}</td>' in html
+    # Words wrap only between words; only such long unbroken values (and code) anywhere.
+    assert "div.mcpnb table td { overflow-wrap: break-word; }" in render.STYLE
+    assert "td.long, div.mcpnb table td code { overflow-wrap: anywhere; }" in render.STYLE

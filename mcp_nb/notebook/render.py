@@ -37,8 +37,11 @@ def esc(value: Any) -> str:
 STYLE = """<style>
 .mcpnb { font-family: system-ui, sans-serif; font-size: 13px; }
 .mcpnb table { border-collapse: collapse; }
-.mcpnb td, .mcpnb th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; }
-.mcpnb td { overflow-wrap: anywhere; }  /* a long URL wraps instead of widening the table */
+div.mcpnb table td, div.mcpnb table th { border: 1px solid #ccc; padding: 2px 6px;
+  text-align: left; vertical-align: top; }  /* specific enough to beat a theme's right-align */
+div.mcpnb table td { overflow-wrap: break-word; }  /* words stay whole */
+/* a long URL or id (no spaces) and code may break anywhere, not widen the table */
+div.mcpnb table td.long, div.mcpnb table td code { overflow-wrap: anywhere; }
 .mcpnb pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
 .mcpnb .hl { background: #fff3b0; font-weight: 600; }
 .mcpnb .card { border: 1px solid #bbb; border-radius: 6px; padding: 6px; margin: 4px 0; }
@@ -239,9 +242,15 @@ def transcript_rows_html(entries: Sequence[TranscriptEntry], *, live: bool = Fal
 def table_html(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A plain table with a header row, every cell escaped."""
     head = _header_cells(header)
-    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
-                   for row in rows)
+    body = "".join("<tr>" + "".join(_cell(cell) for cell in row) + "</tr>" for row in rows)
     return f'{STYLE}<div class="mcpnb"><table><tr>{head}</tr>{body}</table></div>'
+
+
+def _cell(value: Any) -> str:
+    """One table cell; a long value without spaces (a URL, a token id) may break anywhere."""
+    text = str(value)
+    long = len(text) > 40 and " " not in text
+    return f'<td class="long">{esc(text)}</td>' if long else f"<td>{esc(text)}</td>"
 
 
 def _header_cells(titles: Iterable[str]) -> str:
