@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -106,3 +107,92 @@ def test_the_open_command_serves_the_tour(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         log.close()
+
+
+def _requirements_of_the_open_command() -> list[str]:
+    """What README's open command asks pip for: the project's dependencies, the extras it
+    names (``".[tutorials]"``, an extra naming another through ``mcp_nb[...]`` included) and
+    any package named beside it."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the suite also runs on 3.10
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    def extra(name: str) -> list[str]:
+        found = []
+        for requirement in project["optional-dependencies"][name]:
+            itself = re.fullmatch(r"mcp_nb\[(.*)\]", requirement)
+            found += ([r for e in itself.group(1).split(",") for r in extra(e)] if itself
+                      else [requirement])
+        return found
+
+    install = re.search(r"pip install (.*?) &&", _open_command())
+    assert install, "the open command installs nothing with pip"
+    requirements = list(project["dependencies"])
+    for word in install.group(1).split():
+        word = word.strip("\"'")
+        if word.startswith("-") and word != "-e":
+            continue
+        if (this := re.fullmatch(r"\.(?:\[(.*)\])?", word)) is not None:
+            requirements += [r for e in filter(None, (this.group(1) or "").split(","))
+                             for r in extra(e)]
+        elif word != "-e":
+            requirements.append(word)
+    return requirements
+
+
+def _installed_with(requirements: list[str]) -> set[str]:
+    """The distributions those requirements bring, dependencies of dependencies included (read
+    from this environment's metadata, which has them all)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: set[str] = set()
+    pending = [(Requirement(r), "") for r in requirements]
+    while pending:
+        requirement, extra = pending.pop()
+        if requirement.marker and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        wanted = {(name, e) for e in ("", *requirement.extras)}
+        if all(w in found for w in wanted):
+            continue
+        found.update(wanted)
+        try:
+            requires = metadata.requires(requirement.name) or []
+        except metadata.PackageNotFoundError:
+            continue  # not installed here: its own dependencies cannot be read
+        pending += [(Requirement(r), e) for r in requires for e in ("", *requirement.extras)]
+    return {name for name, _extra in found}
+
+
+def test_the_open_command_installs_everything_the_notebooks_import_or_run() -> None:
+    """A chapter that imports (or runs with ``python -m``) a module README's open command does
+    not install breaks for a newcomer, as chapter 12 did when pytest came only with the test
+    extra. Every module the notebooks name must come from the standard library, mcp_nb, or a
+    distribution the open command installs."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    installed = _installed_with(_requirements_of_the_open_command())
+    providers = metadata.packages_distributions()
+    modules: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            names = re.findall(r"^\s*(?:import|from)\s+(\w+)", source, re.M)
+            names += re.findall(r"""-m["',\s]+(\w+)""", source)
+            for name in names:
+                modules.setdefault(name, set()).add(path.name)
+    missing = {}
+    for module, notebooks in sorted(modules.items()):
+        if module in sys.stdlib_module_names or module in ("mcp_nb", "__future__"):
+            continue
+        distributions = {canonicalize_name(d) for d in providers.get(module, [])}
+        if not distributions & installed:
+            missing[module] = sorted(notebooks)
+    assert not missing, (f"README's open command does not install what these notebooks use: "
+                         f"{missing} (add it to the tutorials extra in pyproject.toml)")
