@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ...client.session import Subscription
+from ...i18n import _
 from ...protocol.models import DiscoverResult
 from ..widgets import CapabilitiesView, Handshake, SessionView, StateDiagram
 from .table import CommandGroup, McpCellError, Parser
@@ -94,8 +95,9 @@ def timeout(mcp: McpMagics, args: argparse.Namespace) -> None:
         session.max_timeout = args.max
     if args.reset_on_progress is not None:
         session.reset_timeout_on_progress = args.reset_on_progress == "on"
-    print(f"timeout {session.default_timeout:g}s, maximum {session.max_timeout:g}s, "
-          f"reset on progress {'on' if session.reset_timeout_on_progress else 'off'}")
+    print(_("timeout {timeout}s, maximum {maximum}s, reset on progress {reset}").format(
+        timeout=f"{session.default_timeout:g}", maximum=f"{session.max_timeout:g}",
+        reset=_("on") if session.reset_timeout_on_progress else _("off")))
 
 
 def _cancel_arguments(p: Parser) -> None:
@@ -110,4 +112,4 @@ def cancel(mcp: McpMagics, args: argparse.Namespace) -> None:
         cancelled = mcp.session().cancel(args.id, args.reason)
     except ValueError as exc:
         raise McpCellError(str(exc)) from None
-    print(f"cancelled request {cancelled} (notifications/cancelled sent)")
+    print(_("cancelled request {id} (notifications/cancelled sent)").format(id=cancelled))

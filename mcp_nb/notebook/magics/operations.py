@@ -146,13 +146,13 @@ def read(mcp: McpMagics, args: argparse.Namespace) -> ResourceContents:
 @GROUP.command("subscribe", "subscribe to a resource", arguments=_uri_arguments)
 def subscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session().subscribe_resource(args.uri, **request_settings(args))
-    print(f"subscribed to {args.uri}; updates appear in the transcript")
+    print(_("subscribed to {uri}; updates appear in the transcript").format(uri=args.uri))
 
 
 @GROUP.command("unsubscribe", "unsubscribe from a resource", arguments=_uri_arguments)
 def unsubscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session().unsubscribe_resource(args.uri, **request_settings(args))
-    print(f"unsubscribed from {args.uri}")
+    print(_("unsubscribed from {uri}").format(uri=args.uri))
 
 
 @GROUP.command("prompts", "list the server's prompts", arguments=request_options)
@@ -179,7 +179,7 @@ def prompt(mcp: McpMagics, args: argparse.Namespace) -> PromptMessages:
 @GROUP.command("ping", "send ping and show the round trip", arguments=request_options)
 def ping(mcp: McpMagics, args: argparse.Namespace) -> None:
     seconds = mcp.session().ping(**request_settings(args))
-    print(f"pong ({seconds * 1000:.1f} ms)")
+    print(_("pong ({time})").format(time=f"{seconds * 1000:.1f} ms"))
 
 
 def _log_level_arguments(p: Parser) -> None:
@@ -193,8 +193,8 @@ def log_level(mcp: McpMagics, args: argparse.Namespace) -> None:
     if hosted.era is Era.STATELESS and not args.force:
         # No logging/setLevel in this era: the level rides on every request instead.
         hosted.session.log_level = args.level
-        print(f"every request now asks for log level {args.level} "
-              f"(stateless era: io.modelcontextprotocol/logLevel in _meta)")
+        print(_("every request now asks for log level {level} (stateless era: "
+                "io.modelcontextprotocol/logLevel in _meta)").format(level=args.level))
         return
     hosted.set_logging_level(args.level, **request_settings(args))
-    print(f"log level set to {args.level}")
+    print(_("log level set to {level}").format(level=args.level))

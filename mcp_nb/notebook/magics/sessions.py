@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ...i18n import N_
+from ...i18n import N_, _
 from ...protocol.errors import McpError
 from ...protocol.models import LOG_LEVELS
 from ...transports import StdioTransport, Transport, http_transport
@@ -144,13 +144,15 @@ def _replace(mcp: McpMagics, name: str, base: str) -> None:
     previous = mcp.sessions.get(name)
     if previous is not None:
         if previous.closed:
-            print(f"{name}: replaces the earlier session of that name, which had ended")
+            print(_("{name}: replaces the earlier session of that name, which had ended").format(
+                name=name))
         else:
             previous.close()
-            print(f"{name}: replaces the earlier session of that name, now shut down "
-                  f"({previous.session.state.value})")
+            print(_("{name}: replaces the earlier session of that name, now shut down "
+                    "({state})").format(name=name, state=previous.session.state.value))
     elif name != base:
-        print(f"named {name}: a session {base!r} is still open (pass a NAME to choose)")
+        print(_("named {name}: a session {base} is still open (pass a NAME to choose)").format(
+            name=name, base=repr(base)))
 
 
 def _unique(mcp: McpMagics, base: str) -> str:
@@ -360,4 +362,4 @@ def sessions(mcp: McpMagics, args: argparse.Namespace) -> Listing:
 def use(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session(args.name)
     mcp.current = args.name
-    print(f"current session: {args.name}")
+    print(_("current session: {name}").format(name=args.name))
