@@ -476,3 +476,23 @@ def test_the_client_declares_the_extension_only_when_asked() -> None:
     assert anyio.run(lambda: offered(apps=True))["extensions"] == {
         "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
     assert "extensions" not in anyio.run(offered)
+
+
+def test_the_lab_offers_its_app_only_to_a_client_that_declared_the_extension() -> None:
+    async def listed(**options: Any) -> tuple[list[Any], list[Any]]:
+        async with ClientSession(StdioTransport(lab_command("--apps")), **options) as session:
+            await session.connect()
+            tools = await session.list_tools()
+            contents = await session.read_resource("ui://lab/clock.html") \
+                if options.get("apps") else []
+            return tools, contents
+
+    tools, contents = anyio.run(lambda: listed(apps=True))
+    by_name = {tool.name: tool for tool in tools}
+    assert meta.visibility(by_name["clock"]) == ("model", "app")
+    assert meta.visibility(by_name["clock_refresh"]) == ("app",)
+    assert meta.visibility(by_name["clock_reset"]) == ("model",)
+    resource = meta.ui_resource("ui://lab/clock.html", {"contents": contents})
+    assert "ui/initialize" in resource.html and resource.prefers_border is True
+    plain, _ = anyio.run(listed)
+    assert not {"clock", "clock_refresh", "clock_reset"} & {tool.name for tool in plain}

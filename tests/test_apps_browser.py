@@ -93,3 +93,110 @@ def test_a_button_in_the_app_calls_the_server_through_the_kernel(
         # ui/message goes to the cell (no conversation in a notebook), escaped.
         view.get_by_role("button", name="Send Message").click()
         outputs(cell(page, 2)).get_by_text("would go to the conversation").wait_for()
+
+
+# -- the lab's App and its fault knobs ------------------------------------------------------
+
+LAB_NOTEBOOK = "lab_apps.ipynb"
+#: (cell source, what the cell must end up saying) for each fault knob.
+FAULTS = {
+    "wrong-mime": 'mimeType MUST be "text/html;profile=mcp-app"',
+    "missing-resource": "Resource MUST exist on the server",
+    "model-only-call": "the host MUST reject tools/call from apps",
+    "undeclared-fetch": "CSP blocked https://undeclared.example/data.json (connect-src)",
+}
+
+
+@pytest.fixture(scope="module")
+def lab_page(server: JupyterServer, page: Page) -> Iterator[Page]:
+    """A notebook against the lab's App: well behaved, then each fault knob in turn."""
+    sources = ["%load_ext mcp_nb", "%mcp connect clock --lab=--apps",
+               "%mcp call clock label=Paris"]
+    for fault in (*FAULTS, "no-initialized", "size-flood"):
+        sources += [f"%mcp connect {fault} --lab=--apps --lab=--app-fault={fault}",
+                    "%mcp call clock"]
+    write_notebook(server.root / LAB_NOTEBOOK, sources)
+    other = page.context.new_page()
+    requests: list[str] = []
+    # Every request any frame of the page makes, with the frame's URL: the App's would
+    # come from about:srcdoc.
+    other.on("request", lambda r: requests.append(f"{r.frame.url} {r.url}"))
+    try:
+        with screenshot_on_failure(other, f"apps-failure-lab-run-{server.front_end}.png"):
+            open_notebook(other, server, LAB_NOTEBOOK)
+            run_all(other)
+        other.requests = requests  # type: ignore[attr-defined]
+        yield other
+    finally:
+        other.close()
+
+
+def _lab_view(page: Page, index: int) -> FrameLocator:
+    return outputs(cell(page, index)).frame_locator("iframe.mcpnb-app-frame").frame_locator(
+        "iframe")
+
+
+def _state(page: Page, index: int) -> str | None:
+    current = outputs(cell(page, index)).locator("svg.mcpnb-app-diagram g.state.current")
+    return current.get_attribute("data-state")
+
+
+def test_the_lab_app_gets_input_and_result_and_its_app_only_tool_works(
+        server: JupyterServer, lab_page: Page) -> None:
+    view = _lab_view(lab_page, 2)
+    with screenshot_on_failure(lab_page, f"apps-failure-lab-{server.front_end}.png"):
+        view.locator("#input").filter(has_text='{"label":"Paris"}').wait_for()
+        view.locator("#result").filter(has_text=re.compile(r"\d\d:\d\d:\d\d\.\d+ Paris")).wait_for()
+        view.get_by_role("button", name=re.compile("Refresh")).click()
+        view.locator("#refreshed").filter(has_text=re.compile(r"\d\d:\d\d:\d\d")).wait_for()
+    cell(lab_page, 2).screenshot(path=str(ARTIFACTS / f"apps-lab-{server.front_end}.png"))
+
+
+def test_the_app_cannot_reach_the_notebook_except_through_the_host(
+        server: JupyterServer, lab_page: Page) -> None:
+    view = _lab_view(lab_page, 2)
+    with screenshot_on_failure(lab_page, f"apps-failure-isolation-{server.front_end}.png"):
+        checks = view.locator("#isolation li")
+        checks.nth(4).wait_for()
+        said = checks.all_inner_texts()
+        assert len(said) == 5 and all(line.startswith("blocked:") for line in said), said
+        # The App's report reached the cell the one way it can: notifications/message.
+        outputs(cell(lab_page, 2)).get_by_text("sandbox check: blocked").wait_for()
+    # The notebook page itself is untouched, and no App frame reached the server.
+    assert "LEAK" not in lab_page.locator("body").inner_text()
+    from_app = [r for r in lab_page.requests if r.startswith("about:srcdoc")]  # type: ignore[attr-defined]
+    assert from_app == []
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_each_app_fault_is_refused_citing_the_spec(server: JupyterServer, lab_page: Page,
+                                                  fault: str) -> None:
+    index = 4 + 2 * list(FAULTS).index(fault)
+    with screenshot_on_failure(lab_page, f"apps-failure-{fault}-{server.front_end}.png"):
+        outputs(cell(lab_page, index)).get_by_text(FAULTS[fault], exact=False).first.wait_for()
+
+
+def test_a_view_that_never_says_initialized_is_sent_nothing(
+        server: JupyterServer, lab_page: Page) -> None:
+    index = 4 + 2 * len(FAULTS)
+    view = _lab_view(lab_page, index)
+    view.locator("#isolation").wait_for(state="attached")
+    lab_page.wait_for_timeout(500)
+    assert _state(lab_page, index) == "Initializing"
+    assert view.locator("#input").inner_text() == "waiting for ui/notifications/tool-input"
+
+
+def test_a_flood_of_size_changes_ends_at_the_last_size(
+        server: JupyterServer, lab_page: Page) -> None:
+    index = 6 + 2 * len(FAULTS)
+    frame = outputs(cell(lab_page, index)).locator("iframe.mcpnb-app-frame")
+    _lab_view(lab_page, index).locator("#isolation li").nth(4).wait_for()
+    # The flood's sizes run from 100 to 599 px; the View's last message is its real height,
+    # which the frame must end at (each size passes through the kernel, in order).
+    reported = _lab_view(lab_page, index).locator("body[data-reported-height]")
+    reported.wait_for(state="attached")
+    last = int(reported.get_attribute("data-reported-height") or 0)
+    lab_page.wait_for_function(
+        "([frame, last]) => parseInt(frame.style.height) === last",
+        arg=[frame.element_handle(), max(40, min(600, last))], polling=250)
+    assert _state(lab_page, index) == "Interactive"

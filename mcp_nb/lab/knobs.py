@@ -24,6 +24,9 @@ from mcp_nb.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 #: Capabilities that ``--omit-capability`` may leave out of the initialize result.
 CAPABILITY_NAMES: tuple[str, ...] = ("tools", "resources", "prompts", "logging", "completions")
+#: What ``--app-fault`` accepts: one misbehaviour of the lab's MCP App each.
+APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "no-initialized",
+                               "model-only-call", "undeclared-fetch", "size-flood")
 #: What ``--era`` accepts: serve the handshake era, the stateless era, or both (dual-era).
 ERAS: tuple[str, ...] = ("handshake", "stateless", "both")
 
@@ -118,6 +121,12 @@ class Knobs:
         "input_required and tasks fixtures …), so the suite can judge the lab, e.g. "
         "'python -m mcp_nb.lab --http --fixtures conformance' then 'conformance server "
         "--url URL'.")
+    apps: bool = knob(
+        False, "--apps", group="extras", action="store_true",
+        help="Offer an MCP App (extension io.modelcontextprotocol/ui) to clients that declare "
+        "the extension: the clock tool rendered by ui://lab/clock.html (an App written by "
+        "hand, no SDK), clock_refresh (visibility app only: the App's button calls it) and "
+        "clock_reset (visibility model only: an App calling it must be refused).")
     client_request_timeout: float = knob(
         30.0, "--client-request-timeout", group="extras", era="handshake", metavar="SECONDS",
         type=_at_least(float, 0.001),
@@ -196,6 +205,15 @@ class Knobs:
         0, "--stderr-chatter", metavar="N", type=_at_least(int, 0),
         help="Write N lines to stderr at startup, before reading stdin; teaches that a client "
         "must drain the server's stderr or the server blocks on a full pipe.")
+    app_fault: str | None = knob(
+        None, "--app-fault", metavar="FAULT", choices=APP_FAULTS,
+        help="With --apps, make the App misbehave: wrong-mime (the ui:// resource is served as "
+        "text/html: mimeType MUST be text/html;profile=mcp-app), missing-resource (the tool "
+        "names a ui:// resource that does not exist: it MUST), no-initialized (the View "
+        "never sends ui/notifications/initialized: the host MUST NOT send it anything), "
+        "model-only-call (the View calls clock_reset, visibility model only: the host MUST "
+        "reject it), undeclared-fetch (the View fetches an origin its CSP does not declare: "
+        "the host MUST block it), size-flood (500 ui/notifications/size-changed at once).")
     # Stateless era
     stateless_versions: tuple[str, ...] = knob(
         STATELESS_VERSIONS, "--stateless-versions", group="stateless", era="stateless",

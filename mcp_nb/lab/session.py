@@ -27,6 +27,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcp_nb.lab.eras import CACHEABLE_METHODS, MODERN_ONLY_METHODS, removed_method_note
+from mcp_nb.lab.features.apps import Apps
 from mcp_nb.lab.features.client_requests import ClientRequests
 from mcp_nb.lab.features.lifecycle import Lifecycle
 from mcp_nb.lab.features.logging import Logging
@@ -288,7 +289,7 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-class LabSession(Tools, Resources, Prompts, Engine):
+class LabSession(Apps, Tools, Resources, Prompts, Engine):
     """A session serving the lab's own menu (``--fixtures lab``, the default)."""
 
 
