@@ -376,6 +376,18 @@ class AppView(_Described, w.VBox):
             f"App lifecycle: {self.lifecycle.state.value}")
 
 
+def app_note(tool: Any) -> str:
+    """What ``%mcp tools`` says of an MCP Apps tool before its description ("" for others):
+    its ``ui://`` resource, and who may call it when that is not both model and app."""
+    uri = meta.resource_uri(tool)
+    who = meta.visibility(tool)
+    parts = [f"App {uri}"] if uri else []
+    if who != meta.DEFAULT_VISIBILITY and set(who) != set(meta.DEFAULT_VISIBILITY):
+        parts.append("app only" if who == ("app",) else "model only" if who == ("model",)
+                     else f"visibility {', '.join(who) or 'none'}")
+    return f"[{'; '.join(parts)}] " if parts else ""
+
+
 def app_view_for_call(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
                       result: CallToolResult, call_id: int | None) -> AppView | None:
     """The App to show for a completed ``tools/call``, or None when the tool is no App or

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import ipywidgets as w
 
 from ..client.session import ClientSession
-from ..client.transcript import Transcript, TranscriptEntry
+from ..client.transcript import APP_LANE, Transcript, TranscriptEntry
 from ..i18n import _
 from ..protocol import stateless
 from ..protocol.lifecycle import TransitionRecord
@@ -303,7 +303,9 @@ class TranscriptView(_Described, w.VBox):
         self.page_size = page_size
         self.page = -1  # -1 follows the last page as messages arrive
         self.direction = w.Dropdown(options=[(_("all"), ""), (_("→ sent"), "send"),
-                                             (_("← received"), "recv"), (_("· events"), "event")],
+                                             (_("← received"), "recv"), (_("· events"), "event"),
+                                             # An MCP App's postMessage lane (app⇄host).
+                                             ("⇄ App lane", "app")],
                                     description=_("direction"))
         self.method = w.Text(placeholder=_("method, e.g. tools/call"), description=_("method"))
         self.previous = w.Button(description="◀", layout=w.Layout(width="40px"))
@@ -330,7 +332,8 @@ class TranscriptView(_Described, w.VBox):
         if direction is None and method is None:
             return entries
         return [e for e in entries
-                if (direction is None or e.direction == direction)
+                if (direction is None or e.direction == direction
+                    or (direction == "app" and e.direction in APP_LANE))
                 and (method is None or (e.method or "").startswith(method))]
 
     def _pages(self, count: int) -> int:

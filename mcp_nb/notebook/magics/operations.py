@@ -11,7 +11,7 @@ from ...i18n import N_, _
 from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
-from ..apps import app_view_for_call
+from ..apps import app_note, app_view_for_call
 from ..arguments_check import problems
 from ..forms import ToolForm
 from ..request_views import RequestProgress
@@ -32,7 +32,8 @@ def tools(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     found = hosted.list_tools(**request_settings(args))
     hosted.remember_tools(found)
     return Listing(N_("tools"), (N_("name"), N_("title"), N_("description")),
-                   [(t.name, t.title or "", t.description or "") for t in found], found)
+                   [(t.name, t.title or "", app_note(t) + (t.description or ""))
+                    for t in found], found)
 
 
 def _call_arguments(p: Parser) -> None:

@@ -22,7 +22,8 @@ def _transcript_arguments(p: Parser) -> None:
     session_name(p)
     p.add_argument("--export", metavar="FILE",
                    help="write JSON Lines to FILE ({expr} and $name expanded)")
-    p.add_argument("--direction", choices=["send", "recv", "event"])
+    p.add_argument("--direction", choices=["send", "recv", "event", "app"],
+                   help="app: an MCP App's postMessage lane (app→host, host→app)")
     p.add_argument("--method")
 
 

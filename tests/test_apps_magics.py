@@ -1,0 +1,170 @@
+"""MCP Apps through the magics, without a browser: ``%mcp call`` on the lab's App tool gives
+an AppView whose frame messages are driven here as the browser would send them.
+
+What is checked is what the kernel side owns: the declared extension, the text and static
+HTML a saved notebook keeps, the App lane in the transcript, the App's tools/call going
+through the real MCP session (to the lab server), and ``%mcp tools`` marking App tools.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from typing import Any
+
+import pytest
+
+from mcp_nb.apps.lifecycle import AppState
+from mcp_nb.notebook.apps import AppView
+
+
+def _frame(view: AppView, message: Any) -> list[dict[str, Any]]:
+    """Deliver ``message`` as the browser would; return what the kernel posted back."""
+    posted: list[dict[str, Any]] = []
+    assert view.frame is not None
+    original = view.frame.send
+    view.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    try:
+        view._on_frame_message(view.frame, {"kind": "frame", "message": message}, [])
+    finally:
+        view.frame.send = original
+    return posted
+
+
+def _until(condition: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def app(mcp: Any) -> AppView:
+    mcp("connect clock --lab=--apps")
+    view = mcp("call clock label=Paris")
+    assert isinstance(view, AppView)
+    return view
+
+
+def test_connect_declares_the_extension_and_no_apps_does_not(mcp: Any) -> None:
+    on = mcp("connect on")
+    assert on.session.client_capabilities["extensions"] == {
+        "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    off = mcp("connect off --no-apps")
+    assert "extensions" not in off.session.client_capabilities
+
+
+def test_call_renders_the_app_with_a_deterministic_text_and_a_static_fallback(
+        app: AppView) -> None:
+    text = repr(app)
+    assert text.startswith("App clock (ui://lab/clock.html): ResourceRead; CSP default-src "
+                           "'none'; script-src 'self' 'unsafe-inline'")
+    assert "Paris" in text
+    html = app._repr_mimebundle_()["text/html"]
+    for shown in ("clock", "ui://lab/clock.html", "default-src &#x27;none&#x27;", "Paris",
+                  'alt="App lifecycle: ResourceRead"'):
+        assert shown in html
+
+
+def test_without_the_extension_a_call_is_text_only(mcp: Any) -> None:
+    mcp("connect plain --no-apps --lab=--apps")
+    result = mcp("call echo text=hi")
+    assert not isinstance(result, AppView)
+
+
+def test_the_apps_own_tools_call_goes_through_the_session(app: AppView, mcp: Any) -> None:
+    app._on_frame_message(app.frame, {"kind": "created", "theme": "dark", "width": 640,
+                                      "locale": "en-GB", "timeZone": "Europe/Paris"}, [])
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    (answer,) = _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                             "params": {"protocolVersion": "2026-01-26"}})
+    context = answer["result"]["hostContext"]
+    assert context["theme"] == "dark" and context["locale"] == "en-GB"
+    assert context["containerDimensions"]["width"] == 640
+    sent = _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+    assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
+                                          "ui/notifications/tool-result"]
+    assert app.lifecycle.state is AppState.INTERACTIVE
+
+    posted: list[dict[str, Any]] = []
+    app.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    app._on_frame_message(app.frame, {"kind": "frame", "message": {
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "clock_refresh", "arguments": {}}}}, [])
+    _until(lambda: posted)
+    assert posted[0]["id"] == 2 and "UTC" in posted[0]["result"]["content"][0]["text"]
+    # The model-only tool is refused by the host: it never reaches the server.
+    app._on_frame_message(app.frame, {"kind": "frame", "message": {
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "clock_reset", "arguments": {}}}}, [])
+    assert posted[1]["error"]["code"] == -32000
+
+    session = app.hosted.session
+    _until(lambda: any(e.direction == "host→app" and e.id == 3 for e in session.transcript))
+    lane = [(e.direction, e.method or e.id) for e in session.transcript
+            if e.direction in ("app→host", "host→app")]
+    assert lane[:6] == [("app→host", "ui/notifications/sandbox-proxy-ready"),
+                        ("host→app", "ui/notifications/sandbox-resource-ready"),
+                        ("app→host", "ui/initialize"), ("host→app", 1),
+                        ("app→host", "ui/notifications/initialized"),
+                        ("host→app", "ui/notifications/tool-input")]
+    # The App's tools/call travels app → host → server → host → app, in that order.
+    entries = list(session.transcript)
+    asked = next(i for i, e in enumerate(entries) if e.direction == "app→host" and e.id == 2)
+    sent = next(i for i, e in enumerate(entries) if e.direction == "send"
+                and e.method == "tools/call" and e.message["params"]["name"] == "clock_refresh")
+    answered = next(i for i, e in enumerate(entries)
+                    if e.direction == "recv" and e.id == entries[sent].id)
+    passed_back = next(i for i, e in enumerate(entries)
+                       if e.direction == "host→app" and e.id == 2)
+    assert asked < sent < answered < passed_back
+    refused = next(e for e in session.transcript if e.direction == "host→app" and e.id == 3)
+    assert refused.note == "App clock: refused tools/call"
+    assert not any(e.direction == "send" and e.message["params"].get("name") == "clock_reset"
+                   for e in session.transcript if e.method == "tools/call")
+
+
+def test_the_transcript_view_filters_the_app_lane(app: AppView, mcp: Any) -> None:
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    view = mcp("transcript --direction app")
+    _until(lambda: len(view._selected()) >= 1)
+    assert {e.direction for e in view._selected()} <= {"app→host", "host→app"}
+
+
+def test_closing_the_session_tears_the_app_down(app: AppView, mcp: Any) -> None:
+    for message in ({"kind": "created"},):
+        app._on_frame_message(app.frame, message, [])
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+    posted: list[dict[str, Any]] = []
+    app.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    mcp("shutdown")
+    teardown = next(m for m in posted if m.get("method") == "ui/resource-teardown")
+    assert teardown["params"] == {"reason": "the MCP session closed"}
+    app._on_frame_message(app.frame, {"kind": "frame", "message": {
+        "jsonrpc": "2.0", "id": teardown["id"], "result": {}}}, [])
+    assert app.lifecycle.state is AppState.TORN_DOWN and app.frame.removed
+
+
+def test_tools_marks_app_tools(mcp: Any) -> None:
+    mcp("connect clock --lab=--apps")
+    listing = mcp("tools")
+    rows = {row[0]: row[2] for row in listing.rows}
+    assert rows["clock"].startswith("[App ui://lab/clock.html] ")
+    assert rows["clock_refresh"].startswith("[App ui://lab/clock.html; app only] ")
+    assert rows["clock_reset"].startswith("[model only] ")
+    assert not rows["echo"].startswith("[")
+
+
+@pytest.mark.parametrize(("fault", "said"), [
+    ("wrong-mime", 'mimeType MUST be "text/html;profile=mcp-app"'),
+    ("missing-resource", "Resource MUST exist on the server"),
+])
+def test_a_refused_resource_is_said_with_the_text_result(mcp: Any, fault: str,
+                                                          said: str) -> None:
+    mcp(f"connect bad --lab=--apps --lab=--app-fault={fault}")
+    view = mcp("call clock")
+    assert view.lifecycle.state is AppState.REFUSED
+    assert said in repr(view) and html.escape(said) in view._repr_mimebundle_()["text/html"]
+    assert "UTC" in repr(view)  # the tool's text result is still there
