@@ -176,6 +176,31 @@ def test_the_2025_03_26_layout_is_found_on_the_servers_origin(fault: str, metada
         assert f"{origin}{path}" in step.sent
 
 
+@pytest.mark.parametrize(("mode", "tries"), [
+    ("well-known", ["/.well-known/oauth-protected-resource/mcp"]),
+    ("well-known-root", ["/.well-known/oauth-protected-resource/mcp",
+                         "/.well-known/oauth-protected-resource"]),
+])
+def test_without_resource_metadata_in_the_challenge_the_well_known_uris_are_tried_in_order(
+        mode: str, tries: list[str]) -> None:
+    """MCP servers may offer either discovery mechanism; clients MUST fall back to the
+    well-known URIs, path-inserted first, then the root (MCP 2025-11-25, RFC 9728 §3.1)."""
+    auth = OAuth(callback="auto-approved")
+    with lab_server("--auth", "--auth-prm-discovery", mode) as lab:
+        origin = lab.ready_text.removesuffix("/mcp")
+        challenge = httpx.post(lab.ready_text, json={}).headers["www-authenticate"]
+        assert challenge == 'Bearer scope="mcp"'
+        served = [path for path in ("/.well-known/oauth-protected-resource/mcp",
+                                    "/.well-known/oauth-protected-resource")
+                  if httpx.get(origin + path).status_code == 200]
+        assert served == tries[-1:]
+        assert "add" in anyio.run(lambda: use(lab.ready_text, auth))
+    looked = [step for step in auth.steps if step.name == "resource metadata"]
+    assert [step.sent for step in looked] == [f"GET {origin}{path}" for path in tries]
+    assert [step.outcome for step in looked] == ["not found"] * (len(tries) - 1) + ["ok"]
+    assert auth.describe()["issuer"] != origin  # the authorization server is elsewhere
+
+
 def _browser(authorization_url: str) -> str:
     """Play the person's browser: open the link, follow the redirect wherever it goes."""
     response = httpx.get(authorization_url, follow_redirects=False)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .faults import AUTH_FAULTS, DPOP_MODES, TOKEN_LIFETIME, check_faults
+from .faults import AUTH_FAULTS, DPOP_MODES, PRM_DISCOVERY, TOKEN_LIFETIME, check_faults
 
 if TYPE_CHECKING:
     from mcp_nb.lab.http.routing import Guard
@@ -28,6 +28,11 @@ def auth_parser() -> argparse.ArgumentParser:
                        help="What the protected MCP server takes (its authorization server "
                        "offers DPoP in every mode, as real ones often do): " + "; ".join(
                            f"{mode}: {what}" for mode, what in DPOP_MODES.items()))
+    group.add_argument("--auth-prm-discovery", choices=tuple(PRM_DISCOVERY), default="header",
+                       help="How a client finds the MCP server's Protected Resource Metadata "
+                       "(a server must offer one of the two mechanisms, a client must support "
+                       "both): " + "; ".join(
+                           f"{mode}: {what}" for mode, what in PRM_DISCOVERY.items()))
     group.add_argument("--auth-token-lifetime", type=int, default=TOKEN_LIFETIME,
                        metavar="SECONDS", help="The access tokens' expires_in (default "
                        f"{TOKEN_LIFETIME}; a few seconds shows how a client renews).")
@@ -54,6 +59,7 @@ def start_authorization(options: argparse.Namespace) -> list[Guard]:
 
     server = LabAuthorizationServer(check_faults(options.auth_fault), options.auth_approval,
                                     dpop=options.auth_dpop,
+                                    prm_discovery=options.auth_prm_discovery,
                                     token_lifetime=options.auth_token_lifetime)
     base = server.start_in_thread()
     clients = ", ".join(f"{cid} (secret {secret})" if secret else f"{cid} (public)"

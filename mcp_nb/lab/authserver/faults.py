@@ -44,6 +44,19 @@ def check_faults(names: list[str]) -> frozenset[str]:
     return frozenset(names)
 
 
+#: ``--auth-prm-discovery MODE`` → how a client finds the resource's Protected Resource Metadata.
+#: The MCP spec lets a server offer either mechanism (the challenge's ``resource_metadata``, or
+#: the well-known URIs), and a client MUST support both.
+PRM_DISCOVERY: dict[str, str] = {
+    "header": "the 401's WWW-Authenticate names resource_metadata (the document is served "
+              "beside the authorization server)",
+    "well-known": "the 401 names no resource_metadata; the MCP server serves the document at "
+                  "its path-inserted well-known URI (/.well-known/oauth-protected-resource/mcp)",
+    "well-known-root": "the 401 names no resource_metadata; the MCP server serves the document "
+                       "at the root well-known URI only (/.well-known/oauth-protected-resource), "
+                       "so a client finds it on its second try",
+}
+
 #: ``--auth-dpop MODE`` → what the MCP server's metadata says and which tokens it takes.
 DPOP_MODES: dict[str, str] = {
     "bearer": "the resource's metadata names no DPoP and it takes Bearer tokens only (an "

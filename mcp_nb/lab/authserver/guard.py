@@ -64,11 +64,19 @@ def protected_resource_guard(server: LabAuthorizationServer) -> Guard:
             answer = await server.answer(request, f"http://{host}")
             return Refusal(answer.status, "", answer.headers, answer.body, answer.content_type)
         if request.path.startswith("/.well-known/"):
-            return None  # metadata is public (the lab's lives on the authorization server)
+            # Metadata is public. It lives on the authorization server, unless the challenge
+            # does not point there: then this origin serves it at a well-known URI.
+            if request.path != server.metadata_path_on_resource:
+                return None
+            server.note_resource(f"http://{host}/mcp")
+            answer = server.protected_resource_metadata()
+            return Refusal(answer.status, "", answer.headers, answer.body, answer.content_type)
         server.note_resource(f"http://{host}/mcp")
-        # 2025-03-26 had no resource metadata, so no resource_metadata to point at.
-        challenge = 'Bearer scope="mcp"' if server.legacy else (
-            f'Bearer resource_metadata="{server.resource_metadata_url}", scope="mcp"')
+        # 2025-03-26 had no resource metadata, so no resource_metadata to point at; with
+        # --auth-prm-discovery well-known… the client finds it at the well-known URIs.
+        pointer = (f'resource_metadata="{server.resource_metadata_url}", '
+                   if server.challenge_names_metadata else "")
+        challenge = f'Bearer {pointer}scope="mcp"'
         if server.dpop == "required":  # RFC 9449 §7.1: the DPoP scheme, with its algorithms
             challenge = challenge.replace("Bearer", "DPoP", 1) + \
                 f', algs="{" ".join(PROOF_ALGORITHMS)}"'
@@ -80,8 +88,9 @@ def protected_resource_guard(server: LabAuthorizationServer) -> Guard:
                 "endless-step-up" in server.faults
                 or ("step-up" in server.faults and "mcp:call" not in grant.scopes)):
             return Refusal(403, "Forbidden: tools/call needs the scope mcp:call", [(
-                "www-authenticate", f'Bearer error="insufficient_scope", scope="mcp mcp:call", '
-                f'resource_metadata="{server.resource_metadata_url}"')])
+                "www-authenticate", 'Bearer error="insufficient_scope", scope="mcp mcp:call"'
+                + (f', resource_metadata="{server.resource_metadata_url}"'
+                   if server.challenge_names_metadata else ""))])
         return None
 
     return guard

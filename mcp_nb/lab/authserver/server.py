@@ -100,14 +100,17 @@ class LabAuthorizationServer:
     ``approval`` is ``"auto"`` (redirect at once: tests, the conformance suite's way)
     or ``"page"`` (a small page with an Approve button, for people). ``dpop`` is what the
     MCP server takes (:data:`~.faults.DPOP_MODES`); ``token_lifetime`` the tokens'
-    ``expires_in`` in seconds.
+    ``expires_in`` in seconds. ``prm_discovery`` is how a client finds the resource's metadata
+    (:data:`~.faults.PRM_DISCOVERY`).
     """
 
     def __init__(self, faults: frozenset[str] = frozenset(), approval: str = "auto", *,
-                 dpop: str = "bearer", token_lifetime: int = TOKEN_LIFETIME) -> None:
+                 dpop: str = "bearer", token_lifetime: int = TOKEN_LIFETIME,
+                 prm_discovery: str = "header") -> None:
         self.faults = faults
         self.approval = approval
         self.dpop = dpop
+        self.prm_discovery = prm_discovery
         self.token_lifetime = token_lifetime
         #: The jti of every DPoP proof the token endpoint accepted (a replay is refused).
         self.token_proofs: set[str] = set()
@@ -140,6 +143,23 @@ class LabAuthorizationServer:
     @property
     def resource_metadata_url(self) -> str:
         return f"{self.base}/.well-known/oauth-protected-resource/mcp"
+
+    @property
+    def challenge_names_metadata(self) -> bool:
+        """Whether the resource's challenges carry ``resource_metadata`` (RFC 9728 §5.1)."""
+        return self.prm_discovery == "header" and not self.legacy
+
+    @property
+    def metadata_path_on_resource(self) -> str | None:
+        """The well-known path where the MCP server itself serves its resource metadata, when
+        the challenge does not point at it (RFC 9728 §3.1; the MCP spec's second mechanism)."""
+        return {"well-known": "/.well-known/oauth-protected-resource/mcp",
+                "well-known-root": "/.well-known/oauth-protected-resource"}.get(
+                    self.prm_discovery) if not self.legacy else None
+
+    def protected_resource_metadata(self) -> Answer:
+        """The resource's metadata document (RFC 9728 §2), wherever it is served."""
+        return self._protected_resource()
 
     def note_resource(self, url: str) -> None:
         """The MCP server's URL as its clients reach it (the PRM names it)."""
