@@ -168,3 +168,34 @@ def test_a_refused_resource_is_said_with_the_text_result(mcp: Any, fault: str,
     assert view.lifecycle.state is AppState.REFUSED
     assert said in repr(view) and html.escape(said) in view._repr_mimebundle_()["text/html"]
     assert "UTC" in repr(view)  # the tool's text result is still there
+
+
+def test_app_step_walks_the_hosts_side_one_cell_at_a_time(mcp: Any) -> None:
+    mcp("connect clock --lab=--apps")
+    plan = mcp("app clock label=Oslo --step")
+    assert repr(plan) == ("App step plan: clock renders ui://lab/clock.html; steps: call → "
+                          "read → csp → load → input → result → teardown (each %mcp app "
+                          "--next does one)")
+    assert "Oslo" in repr(mcp("app --next"))  # call
+    assert "text/html;profile=mcp-app" in repr(mcp("app --next"))  # read
+    assert "connect-src 'none'" in repr(mcp("app --next"))  # csp
+    view = mcp("app --next")  # load
+    assert isinstance(view, AppView) and view.frame is not None
+    refused = mcp("app --next")  # input, before the View said initialized
+    assert "not sent" in repr(refused) and "MUST NOT send the View anything" in repr(refused)
+    view._on_frame_message(view.frame, {"kind": "created"}, [])
+    _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    assert _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}) == []
+    assert repr(mcp("app --next")) == "App step input: ui/notifications/tool-input sent"
+    assert repr(mcp("app --next")) == "App step result: ui/notifications/tool-result sent"
+    assert "TearingDown" in repr(mcp("app --next"))
+    with pytest.raises(Exception, match="every step is done"):
+        mcp("app --next")
+
+
+def test_app_renders_like_call_and_refuses_a_tool_that_is_no_app(mcp: Any) -> None:
+    mcp("connect clock --lab=--apps")
+    assert isinstance(mcp("app clock"), AppView)
+    with pytest.raises(Exception, match="echo is not an App tool"):
+        mcp("app echo text=hi")

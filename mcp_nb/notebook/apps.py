@@ -404,3 +404,104 @@ def app_view_for_call(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
     view.read_resource()
     view.load()
     return view
+
+
+class StepOutcome:
+    """What one ``%mcp app --next`` step did: a short text (nbval compares it) and HTML."""
+
+    def __init__(self, step: str, text: str, detail: Any = None) -> None:
+        self.step, self.text, self.detail = step, text, detail
+
+    def __repr__(self) -> str:
+        return render.plain(f"App step {self.step}: {self.text}")
+
+    def _repr_html_(self) -> str:
+        detail = "" if self.detail is None else render.pretty_json_html(self.detail)
+        return (render.STYLE + f'<div class="mcpnb"><b>App step {render.esc(self.step)}</b>: '
+                f"{render.esc(self.text)}{detail}</div>")
+
+
+class AppStepper:
+    """``%mcp app TOOL --step``: the host's side of the App lifecycle, one cell per step.
+
+    The steps are the host's: the call, ``resources/read``, the sandbox policy, the frame,
+    ``tool-input``, ``tool-result``, ``ui/resource-teardown``.  Between *load* and *input*
+    the View speaks (``ui/initialize``, ``ui/notifications/initialized``): in a browser it
+    does so as soon as the cell that showed the frame has finished, so *input* is refused
+    (the host MUST NOT send the View anything before initialized) until it has.
+    """
+
+    STEPS = ("call", "read", "csp", "load", "input", "result", "teardown")
+
+    def __init__(self, hosted: Any, tool: Any, arguments: Mapping[str, Any]) -> None:
+        self.hosted = hosted
+        self.view = AppView(hosted, tool, arguments, deliver=False)
+        self.done = 0
+
+    @property
+    def next_step(self) -> str | None:
+        return self.STEPS[self.done] if self.done < len(self.STEPS) else None
+
+    def plan(self) -> StepOutcome:
+        return StepOutcome("plan", f"{self.view.tool_name} renders {self.view.uri}; steps: "
+                           + " → ".join(self.STEPS) + " (each %mcp app --next does one)")
+
+    def step(self) -> Any:
+        step = self.next_step
+        if step is None:
+            raise McpError("every step is done; %mcp app TOOL --step starts again")
+        outcome = getattr(self, f"_{step}")()
+        self.done += 1
+        return outcome
+
+    def _call(self) -> StepOutcome:
+        view = self.view
+        result = self.hosted.run(self.hosted.session.call_tool(view.tool_name, view.arguments))
+        view.result = result
+        view.result_html.value = render.content_blocks_html(
+            result.content, result.isError, result.structuredContent)
+        text = render.content_summary(result.content)
+        return StepOutcome("call", f"tools/call {view.tool_name} answered: {text[:80]} (held "
+                           "for the View: tool-result comes after tool-input)")
+
+    def _read(self) -> StepOutcome:
+        view = self.view
+        view.read_resource()
+        if view.host is None:
+            self.done = len(self.STEPS) - 1  # nothing to load, input or tear down
+            return StepOutcome("read", f"refused: {view.problem}")
+        resource = view.host.resource
+        return StepOutcome("read", f"resources/read {resource.uri}: {resource.mime_type}, "
+                           f"{len(resource.html):,} characters of HTML", {
+                               "csp": resource.csp, "permissions": dict(resource.permissions),
+                               "prefersBorder": resource.prefers_border})
+
+    def _csp(self) -> StepOutcome:
+        policy = self.view._host().policy
+        return StepOutcome("csp", "; ".join(describe_policy(policy)) + f"; sandbox "
+                           f"{policy.sandbox!r} (never allow-same-origin: the frame's origin "
+                           "stays opaque)", dict(policy.directives()))
+
+    def _load(self) -> AppView:
+        self.view.load()
+        return self.view
+
+    def _input(self) -> StepOutcome:
+        view = self.view
+        try:
+            view.send_tool_input()
+        except ValueError as exc:
+            self.done -= 1  # not done: run it again once the View is initialized
+            return StepOutcome("input", f"not sent: {exc}")
+        return StepOutcome("input", "ui/notifications/tool-input sent", {
+            "arguments": view.arguments})
+
+    def _result(self) -> StepOutcome:
+        self.view.send_tool_result()
+        return StepOutcome("result", "ui/notifications/tool-result sent")
+
+    def _teardown(self) -> StepOutcome:
+        self.view.teardown("stepped to the end")
+        return StepOutcome("teardown", f"ui/resource-teardown sent; the App is "
+                           f"{self.view.lifecycle.state} (the frame goes on the View's "
+                           f"answer, or after {TEARDOWN_WAIT:g} s)")

@@ -32,6 +32,7 @@ GROUPS = (
     "lifecycle",
     "operations",
     "tasks",
+    "apps",
     "wire",
     "recordings",
     "auth",

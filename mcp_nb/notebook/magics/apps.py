@@ -1,0 +1,65 @@
+"""``%mcp app``: render an MCP App tool's ``ui://`` resource, or walk its lifecycle step by step."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from ...apps import meta
+from ..apps import AppStepper, declares_apps
+from .arguments import key_values
+from .operations import check_arguments
+from .table import CommandGroup, McpCellError, Parser
+
+if TYPE_CHECKING:
+    from .magic import McpMagics
+
+GROUP = CommandGroup()
+
+
+def _app_arguments(p: Parser) -> None:
+    p.add_argument("tool", nargs="?", help="an App tool (its _meta.ui.resourceUri names a "
+                                           "ui:// resource)")
+    p.add_argument("arguments", nargs="*", metavar="k=v")
+    p.add_argument("--step", action="store_true",
+                   help="do nothing yet: each %%mcp app --next then does one step of the host "
+                        "(call, read, csp, load, input, result, teardown)")
+    p.add_argument("--next", action="store_true", help="do the next step of the App being "
+                                                       "stepped through")
+
+
+@GROUP.command("app", "render an MCP App tool in the cell (%mcp app TOOL k=v …), or step "
+                      "through its lifecycle (--step, then --next)",
+               arguments=_app_arguments, json_arguments=True)
+def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
+    hosted = mcp.session()
+    if args.next:
+        stepper: AppStepper | None = getattr(hosted, "app_stepper", None)
+        if stepper is None:
+            raise McpCellError("no App is being stepped through: %mcp app TOOL --step first")
+        return stepper.step()
+    if not args.tool:
+        raise McpCellError("name an App tool: %mcp app TOOL k=v … (or --next)")
+    if not declares_apps(hosted.session):
+        raise McpCellError("this session did not declare the MCP Apps extension (connected "
+                           "with --no-apps): the server may not offer its App tools")
+    tool = hosted.tool(args.tool)
+    if tool is None:
+        raise McpCellError(f"no tool {args.tool!r} on this server")
+    if meta.resource_uri(tool) is None:
+        raise McpCellError(f"{args.tool} is not an App tool: its _meta names no ui:// "
+                           "resource (%mcp call shows its result)")
+    arguments = dict(args.json or {})
+    arguments.update(key_values(args.arguments, parse_json=True))
+    check_arguments(hosted, args.tool, arguments)
+    stepper = AppStepper(hosted, tool, arguments)
+    if args.step:
+        hosted.app_stepper = stepper
+        return stepper.plan()
+    for _ in ("call", "read", "csp"):
+        stepper.step()
+    view = stepper.view
+    if view.host is not None:
+        view.host.deliver = True  # not stepping: input and result go once initialized
+        view.load()
+    return view
