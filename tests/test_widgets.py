@@ -227,3 +227,18 @@ def test_table_cells_keep_words_whole_and_let_long_urls_break() -> None:
     # Words wrap only between words; only such long unbroken values (and code) anywhere.
     assert "div.mcpnb table td { overflow-wrap: break-word; }" in render.STYLE
     assert "td.long, div.mcpnb table td code { overflow-wrap: anywhere; }" in render.STYLE
+
+
+def test_a_refusal_note_in_the_authorization_picture_wraps_instead_of_running_off_it() -> None:
+    from types import SimpleNamespace
+
+    from mcp_nb.notebook import diagrams
+
+    rule = ("RFC 8414 §3.3: the issuer in the metadata must be identical to the issuer "
+            "identifier the well-known URL was built from")
+    step = SimpleNamespace(name="server metadata", outcome="refused", rule=rule, sent="",
+                           received="")
+    svg = diagrams.auth_sequence_svg([step])
+    lines = re.findall(r"<tspan [^>]*>([^<]*)</tspan>", svg)
+    assert len(lines) == 3 and all(len(line) <= diagrams.NOTE_LINE_CHARS for line in lines)
+    assert " ".join(lines) == f"✗ server metadata refused: {rule}"

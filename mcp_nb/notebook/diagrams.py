@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -263,11 +264,20 @@ def _auth_label(step: Any, what: str) -> str:
     return text if len(text) <= 44 else text[:43] + "…"
 
 
-def _note(step: Any) -> str:
-    """A step that exchanged nothing (or is not drawn as arrows): name, outcome, rule."""
-    rule = step.rule if len(step.rule) <= 70 else step.rule[:69] + "…"
+#: Characters on one line of a note: from the notebook's lane to the picture's right edge.
+NOTE_LINE_CHARS = 70
+#: Lines a note may take; a longer rule ends in "…" (the step's table has it whole).
+NOTE_LINES = 3
+
+
+def _note(step: Any) -> list[str]:
+    """A step that exchanged nothing (or is not drawn as arrows): name, outcome, rule, in
+    lines that fit the picture (a refusal's rule is what the learner came to read)."""
     mark = "✗ " if step.outcome == "refused" else ""
-    return f"{mark}{step.name} {step.outcome}: {rule}"
+    lines = textwrap.wrap(f"{mark}{step.name} {step.outcome}: {step.rule}", NOTE_LINE_CHARS)
+    if len(lines) > NOTE_LINES:
+        lines = [*lines[:NOTE_LINES - 1], lines[NOTE_LINES - 1][:NOTE_LINE_CHARS - 1] + "…"]
+    return lines
 
 
 def auth_sequence_svg(steps: Sequence[Any]) -> str:
@@ -288,11 +298,15 @@ def auth_sequence_svg(steps: Sequence[Any]) -> str:
         arrows = [arrow for arrow in AUTH_STEP_ARROWS.get(step.name, ())
                   if arrow[2] == "link" or getattr(step, arrow[2])]
         if not arrows or (step.outcome == "refused" and not (step.sent or step.received)):
+            x = lanes["client"] - 20
+            lines = _note(step)
+            spans = "".join(f'<tspan x="{x}" dy="{0 if index == 0 else 14}">{esc(line)}</tspan>'
+                            for index, line in enumerate(lines))
             rows.append(
-                f'<text x="{lanes["client"] - 20}" y="{y + 4}" font-family="system-ui, '
+                f'<text x="{x}" y="{y + 4}" font-family="system-ui, '
                 f'sans-serif" font-size="11" fill="{color}" data-step="{esc(step.name)}" '
-                f'data-outcome="{esc(step.outcome)}">{esc(_note(step))}</text>')
-            y += 26
+                f'data-outcome="{esc(step.outcome)}">{spans}</text>')
+            y += 26 + 14 * (len(lines) - 1)
             continue
         for source, target, what in arrows:
             x1, x2 = lanes[source], lanes[target]
