@@ -412,6 +412,13 @@ def test_teardown_waits_for_the_answer() -> None:
     assert host.state is AppState.TORN_DOWN
 
 
+def test_the_view_may_ask_to_be_torn_down() -> None:
+    host, _ = _host()
+    _initialized(host)
+    (request,) = _sent(host.receive(_notify("ui/notifications/request-teardown")))
+    assert request["method"] == "ui/resource-teardown" and host.state is AppState.TEARING_DOWN
+
+
 def test_an_unanswered_teardown_gives_up() -> None:
     host, _ = _host()
     _initialized(host)

@@ -418,6 +418,11 @@ class AppHost:
             self.size_changes += 1
             self.size = (numbers[0], numbers[1])
             return [Resize(numbers[0], numbers[1])]
+        if method == "ui/notifications/request-teardown":
+            # Draft revision: the host MAY ignore it; accepting it, it MUST send
+            # ui/resource-teardown first (this host accepts once the View is addressable).
+            self._log("app→host", message)
+            return self.teardown("the View asked (ui/notifications/request-teardown)")
         if method == "notifications/message":
             self._log("app→host", message)
             return [Show("log", params)]

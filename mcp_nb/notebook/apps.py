@@ -184,13 +184,7 @@ class AppView(_Described, w.VBox):
         if self.host is None:
             return
         with self._lock:
-            actions = self.host.teardown(reason)
-        self._apply(actions)
-        if self.lifecycle.state is AppState.TEARING_DOWN:
-            timer = threading.Timer(TEARDOWN_WAIT, self._give_up, args=(
-                f"no answer to ui/resource-teardown within {TEARDOWN_WAIT:g} s",))
-            timer.daemon = True
-            timer.start()
+            self._apply(self.host.teardown(reason))
 
     # -- what the App and the browser say ---------------------------------------------------
 
@@ -223,6 +217,12 @@ class AppView(_Described, w.VBox):
             if isinstance(action, ToFrame):
                 if self.frame is not None:
                     self.frame.send({"kind": "frame", "message": action.message})
+                if action.message.get("method") == "ui/resource-teardown":
+                    # The host SHOULD wait for the answer, but not forever.
+                    timer = threading.Timer(TEARDOWN_WAIT, self._give_up, args=(
+                        f"no answer to ui/resource-teardown within {TEARDOWN_WAIT:g} s",))
+                    timer.daemon = True
+                    timer.start()
             elif isinstance(action, Forward):
                 self._forward(action)
             elif isinstance(action, Show):
