@@ -108,6 +108,55 @@ def test_auth_settings_from_an_mcpservers_entry(mcp, tmp_path) -> None:
         assert "client_id: lab-public" in repr(mcp("auth"))
 
 
+@pytest.fixture
+def client_document() -> Iterator[str]:
+    """A Client ID Metadata Document published on loopback (the lab accepts http there);
+    its URL is the client id."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from mcp_nb.auth.callbacks import DEFAULT_REDIRECT_URI
+
+    published: dict[str, Any] = {}
+
+    class Document(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(published).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Document)
+    url = f"http://127.0.0.1:{server.server_address[1]}/client.json"
+    published.update(client_id=url, client_name="magics test", token_endpoint_auth_method="none",
+                     redirect_uris=[DEFAULT_REDIRECT_URI])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_client_id_metadata_document_from_the_line_or_the_entry(
+        mcp, tmp_path, client_document) -> None:
+    with lab_server("--auth") as server:
+        mcp(f"connect line {server.ready_text} --auth --auth-callback auto-approved "
+            f"--client-metadata-url {client_document}")
+        state = repr(mcp("auth line"))
+        assert f"client_id: {client_document}" in state
+        assert "client_registration: client id metadata document" in state
+        assert not [step for step in mcp("auth --steps line") if "/register" in step.sent]
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"entry": {
+            "url": server.ready_text, "auth": {"client_metadata_url": client_document,
+                                               "callback": "auto-approved"}}}}))
+        mcp(f"connect entry --config {config}")
+        assert f"client_id: {client_document}" in repr(mcp("auth entry"))
+
+
 def test_auth_is_for_http_only(mcp) -> None:
     with pytest.raises(McpCellError, match="HTTP"):
         mcp("connect --auth")

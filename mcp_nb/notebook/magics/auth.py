@@ -74,6 +74,10 @@ def _oauth_arguments(p: Parser) -> None:
                         "callable from the notebook that takes the authorization URL and "
                         "returns the URL the browser was redirected to; default auto")
     p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
+    p.add_argument("--client-metadata-url", metavar="URL",
+                   help="where this client's Client ID Metadata Document is published: that URL "
+                        "is the client id when the authorization server supports CIMD (else "
+                        "dynamic registration)")
     p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
     p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
                    help="ask for this scope (repeat; default: what the server says)")
@@ -110,6 +114,8 @@ def oauth_settings(mcp: McpMagics, args: argparse.Namespace,
         raise McpCellError(f'the entry\'s "auth" "dpop" {dpop!r}: write "auto" (DPoP when the '
                            "resource asks for it), true (always) or false (never)")
     return callback, {"client_id": args.client_id or settings.get("client_id"),
+                      "client_metadata_url": (args.client_metadata_url
+                                              or settings.get("client_metadata_url")),
                       "client_secret": args.client_secret or settings.get("client_secret"),
                       "scopes": list(args.scope) or settings.get("scopes") or None,
                       "dpop": dpop}
