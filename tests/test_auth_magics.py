@@ -141,10 +141,12 @@ def client_document() -> Iterator[str]:
 
 
 def test_a_client_id_metadata_document_from_the_line_or_the_entry(
-        mcp, tmp_path, client_document) -> None:
+        mcp, tmp_path, client_document, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As typed in a notebook: {expr} is expanded on the magic line.
+    monkeypatch.setitem(mcp.shell.user_ns, "document", client_document)
     with lab_server("--auth") as server:
         mcp(f"connect line {server.ready_text} --auth --auth-callback auto-approved "
-            f"--client-metadata-url {client_document}")
+            "--client-metadata-url {document}")
         state = repr(mcp("auth line"))
         assert f"client_id: {client_document}" in state
         assert "client_registration: client id metadata document" in state
@@ -155,6 +157,13 @@ def test_a_client_id_metadata_document_from_the_line_or_the_entry(
                                                "callback": "auto-approved"}}}}))
         mcp(f"connect entry --config {config}")
         assert f"client_id: {client_document}" in repr(mcp("auth entry"))
+    with lab_server("--auth") as server:
+        mcp(f"auth --step {server.ready_text} --auth-callback auto-approved "
+            "--client-metadata-url {document}")
+        steps: list[Step] = []
+        while not steps or steps[-1].name != "token":  # walked to the end: no walk left over
+            steps += mcp("auth --next")
+        assert [step.outcome for step in steps if step.name == "register"] == ["skipped"]
 
 
 def test_auth_is_for_http_only(mcp) -> None:

@@ -333,7 +333,8 @@ def _auth_arguments(p: Parser) -> None:
 
 @GROUP.command("auth", "OAuth state (never the token), --steps, --logout, or --step URL / "
                "--next",
-               arguments=_auth_arguments, expand=("client_secret", "client_id", "step"),
+               arguments=_auth_arguments,
+               expand=("client_secret", "client_id", "client_metadata_url", "step"),
                objects=AUTH_OBJECTS)
 def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.step:

@@ -94,7 +94,7 @@ def _connect_arguments(p: Parser) -> None:
                           "config entry, or (with no target) the bundled lab server",
                arguments=_connect_arguments, server_argv=True,
                expand=("target", "header", "env", "cwd", "roots", "replay", "client_id",
-                       "client_secret"), objects=("config", *AUTH_OBJECTS))
+                       "client_secret", "client_metadata_url"), objects=("config", *AUTH_OBJECTS))
 def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     base, transport, named = _target(mcp, args)
     era = args.era or mcp.era
