@@ -64,7 +64,7 @@ def test_mcp_lang_zh_makes_the_widgets_tables_and_refusals_chinese(ip, mcp, caps
         result = ip.run_cell("%mcp call echo text=hi")
         assert result.error_in_exec._render_traceback_() == [
             "McpCellError: [LifecycleError] 处于 Uninitialized 时不能发送 'tools/call'："
-            "请先发送 initialize (加 --force 仍然发送)"]
+            "请先发送 initialize（加 --force 仍然发送）"]
         mcp("initialize")
         mcp("initialized")
         tools = mcp("tools")

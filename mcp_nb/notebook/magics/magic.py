@@ -99,7 +99,9 @@ class McpMagics(Magics):
         except Interrupted as exc:
             raise McpCellError(str(exc)) from None
         except McpError as exc:
-            reason = str(exc).replace(FORCE_HINT, _("add --force to send it anyway"))
+            # The hint's own brackets too: the Chinese edition writes full-width ones.
+            reason = str(exc).replace(f" ({FORCE_HINT})", _(" (add --force to send it anyway)"))
+            reason = reason.replace(FORCE_HINT, _("add --force to send it anyway"))
             raise McpCellError(f"[{type(exc).__name__}] {reason}") from None
 
     def _dispatch(self, line: str) -> Any:
