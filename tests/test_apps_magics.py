@@ -92,7 +92,8 @@ def test_the_apps_own_tools_call_goes_through_the_session(app: AppView, mcp: Any
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "clock_refresh", "arguments": {}}}}, [])
     _until(lambda: posted)
-    assert posted[0]["id"] == 2 and "UTC" in posted[0]["result"]["content"][0]["text"]
+    assert posted[0]["id"] == 2
+    assert posted[0]["result"]["content"][0]["text"] == "tick 2 (UTC)"
     # The model-only tool is refused by the host: it never reaches the server.
     app._on_frame_message(app.frame, {"kind": "frame", "message": {
         "jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -167,7 +168,7 @@ def test_a_refused_resource_is_said_with_the_text_result(mcp: Any, fault: str,
     view = mcp("call clock")
     assert view.lifecycle.state is AppState.REFUSED
     assert said in repr(view) and html.escape(said) in view._repr_mimebundle_()["text/html"]
-    assert "UTC" in repr(view)  # the tool's text result is still there
+    assert repr(view).endswith("result: tick 1 (UTC)")  # the text result is still there
 
 
 def test_app_step_walks_the_hosts_side_one_cell_at_a_time(mcp: Any) -> None:

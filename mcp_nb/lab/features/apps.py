@@ -5,14 +5,14 @@ The tools are offered only to a client that declared the extension (the spec: se
 SHOULD check client capabilities before registering UI-enabled tools): in the handshake
 era in ``initialize``, in the stateless era in each request's ``_meta``.
 
-* ``clock`` (visibility model and app): the time as text, rendered by ``ui://lab/clock.html``;
+* ``clock`` (visibility model and app): a tick count (one per call: deterministic, unlike the
+  time of day), rendered by ``ui://lab/clock.html``;
 * ``clock_refresh`` (visibility app only): what the App's Refresh button calls;
 * ``clock_reset`` (visibility model only): an App calling it MUST be refused by the host.
 """
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from mcp_nb.apps.meta import EXTENSION, MIME_TYPE
@@ -45,10 +45,10 @@ class Apps(SessionBase):
         uri = MISSING_URI if self.knobs.app_fault == "missing-resource" else APP_URI
         return [
             {"name": "clock", "title": "Clock (an MCP App)", "inputSchema": _ZONE,
-             "description": "The server's time; hosts that render MCP Apps show it in a clock.",
+             "description": "The clock's next tick; hosts that render MCP Apps show it in a clock.",
              "_meta": {"ui": {"resourceUri": uri, "visibility": ["model", "app"]}}},
             {"name": "clock_refresh", "title": "Refresh the clock", "inputSchema": _OBJECT,
-             "description": "The time again (only the App may call this).",
+             "description": "The next tick (only the App may call this).",
              "_meta": {"ui": {"resourceUri": uri, "visibility": ["app"]}}},
             {"name": "clock_reset", "title": "Reset the clock", "inputSchema": _OBJECT,
              "description": "Only the model may call this: an App calling it is refused.",
@@ -76,12 +76,14 @@ class Apps(SessionBase):
                 or not self.apps_offered(request):
             return await super()._tools_call(request)  # type: ignore[misc]
         self.log(request, "info", f"{name} called")  # type: ignore[attr-defined]
-        now = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S.%f")[:-3]
         if name == "clock_reset":
+            self._ticks = 0
             return {"content": [{"type": "text", "text": "clock reset"}], "isError": False}
+        # A tick count, not the time of day: saved notebooks show the same run after run.
+        self._ticks = getattr(self, "_ticks", 0) + 1
         label = (request.params.get("arguments") or {}).get("label", "UTC")
-        return {"content": [{"type": "text", "text": f"{now} {label}"}],
-                "structuredContent": {"time": now, "label": label}, "isError": False}
+        return {"content": [{"type": "text", "text": f"tick {self._ticks} ({label})"}],
+                "structuredContent": {"tick": self._ticks, "label": label}, "isError": False}
 
     async def _resources_list(self, request: Request) -> Message:
         listed = await super()._resources_list(request)  # type: ignore[misc]
