@@ -1,0 +1,254 @@
+"""The checkup's model, sans I/O: checks, the rules they enforce, results and the report.
+
+A :class:`Check` enforces one :class:`SpecRule` (revision, section, level and the
+spec's own words).  Running it yields a :class:`Result` whose outcome is pass,
+fail, warn or not-applicable, with the evidence (transcript entries or an HTTP
+exchange) and a one-line fix.  The level is kept apart as DESIGN.md asks: a
+SHOULD or a MAY can only warn, and :meth:`Result.make` enforces that so no check
+can turn a recommendation into a failure by mistake.
+
+Example::
+
+    >>> from mcp_nb.check.model import CHECKS, Result
+    >>> check = CHECKS["tools.names"]
+    >>> Result.make(check, "fail", "a tool is named 'a b'").outcome   # a SHOULD only warns
+    'warn'
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..protocol.findings import SPEC_BASE_URL
+
+Level = Literal["MUST", "SHOULD", "MAY"]
+Outcome = Literal["pass", "fail", "warn", "not-applicable"]
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "not-applicable")
+
+
+@dataclass(frozen=True)
+class SpecRule:
+    """What the spec says, where, and how strongly."""
+
+    revision: str
+    #: Path below the revision's root, e.g. ``basic/lifecycle#version-negotiation``.
+    section: str
+    level: Level
+    #: The spec's sentence, quoted (checked against the revision's text).
+    quote: str
+
+    @property
+    def url(self) -> str:
+        return f"{SPEC_BASE_URL}/{self.revision}/{self.section}"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    #: lifecycle, capabilities, tools, lists, jsonrpc, http.
+    area: str
+    title: str
+    rule: SpecRule
+    #: One line: what the server's author changes when the check fails or warns.
+    fix: str
+
+
+@dataclass
+class Result:
+    check: Check
+    outcome: Outcome
+    #: What was observed (or, for not-applicable, why the check did not run).
+    detail: str
+    #: Transcript entries (``{"seq", "session", "label", "message"}``) or HTTP exchanges
+    #: (``{"http": {...}}``); everything in it is the server's and must be escaped to show.
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def make(cls, check: Check, outcome: Outcome, detail: str,
+             evidence: list[dict[str, Any]] | None = None) -> Result:
+        """A result; a fail of a rule that is not a MUST is a warn (a SHOULD can only warn)."""
+        if outcome == "fail" and check.rule.level != "MUST":
+            outcome = "warn"
+        return cls(check, outcome, detail, list(evidence or ()))
+
+    @property
+    def failed_must(self) -> bool:
+        return self.outcome == "fail"
+
+    def to_dict(self) -> dict[str, Any]:
+        rule = self.check.rule
+        return {
+            "id": self.check.id, "area": self.check.area, "title": self.check.title,
+            "outcome": self.outcome, "detail": self.detail,
+            "rule": {"revision": rule.revision, "section": rule.section, "level": rule.level,
+                     "quote": rule.quote, "url": rule.url},
+            "fix": self.check.fix if self.outcome in ("fail", "warn") else None,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass
+class Report:
+    target: str
+    #: The era and version the main session settled (None when it could not connect).
+    era: str | None
+    version: str | None
+    server: dict[str, Any] | None
+    results: list[Result]
+    seconds: float
+    #: Tools the checkup was allowed to call (``--call-tools``).
+    allowed_tools: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> Counter[str]:
+        return Counter(r.outcome for r in self.results)
+
+    @property
+    def failed(self) -> list[Result]:
+        return [r for r in self.results if r.failed_must]
+
+    @property
+    def exit_status(self) -> int:
+        """1 when any MUST failed, else 0 (warnings never fail a CI job)."""
+        return 1 if self.failed else 0
+
+    def by_area(self) -> dict[str, list[Result]]:
+        areas: dict[str, list[Result]] = {}
+        for result in self.results:
+            areas.setdefault(result.check.area, []).append(result)
+        return areas
+
+    def result(self, check_id: str) -> Result:
+        return next(r for r in self.results if r.check.id == check_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "era": self.era, "version": self.version,
+            "server": self.server, "seconds": round(self.seconds, 3),
+            "allowedTools": self.allowed_tools,
+            "counts": {outcome: self.counts.get(outcome, 0) for outcome in OUTCOMES},
+            "exitStatus": self.exit_status,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+def _rule(revision: str, section: str, level: Level, quote: str) -> SpecRule:
+    return SpecRule(revision, section, level, quote)
+
+
+_R = "2025-11-25"
+
+_CHECK_LIST = (
+    Check("lifecycle.initialize-result", "lifecycle", "initialize result fields present and typed",
+          _rule(_R, "basic/lifecycle#initialization", "MUST",
+                "The server MUST respond with its own capabilities and information "
+                "(InitializeResult: protocolVersion, capabilities, serverInfo)."),
+          "Answer initialize with protocolVersion (string), capabilities (object) and "
+          "serverInfo (object with name and version strings)."),
+    Check("lifecycle.version-answer", "lifecycle", "the answered version is one the spec defines",
+          _rule(_R, "basic/lifecycle#version-negotiation", "MUST",
+                "If the server supports the requested protocol version, it MUST respond with "
+                "the same version. Otherwise, the server MUST respond with another protocol "
+                "version it supports."),
+          "Echo the client's version when you support it; never answer a version that does "
+          "not exist."),
+    Check("lifecycle.unknown-version", "lifecycle",
+          "an unknown version offered gets a counter-offer",
+          _rule(_R, "basic/lifecycle#version-negotiation", "MUST",
+                "Otherwise, the server MUST respond with another protocol version it "
+                "supports. This SHOULD be the latest version supported by the server."),
+          "When the offered version is unknown, answer initialize with your latest supported "
+          "version instead of an error."),
+    Check("lifecycle.ping", "lifecycle", "ping answered",
+          _rule(_R, "basic/utilities/ping#behavior-requirements", "MUST",
+                "The receiver MUST respond promptly with an empty response."),
+          "Answer ping at once with an empty result {}, even while other work is running."),
+    Check("lifecycle.requests-before-initialized", "lifecycle",
+          "no requests but ping before initialized",
+          _rule(_R, "basic/lifecycle#initialization", "SHOULD",
+                "The server SHOULD NOT send requests other than pings and logging before "
+                "receiving the initialized notification."),
+          "Wait for notifications/initialized before sending the client requests."),
+    *(Check(f"capabilities.{name}", "capabilities", f"{name}: declared ⇔ {method} served",
+            _rule(_R, f"server/{name}#capabilities", "MUST",
+                  f"Servers that support {name} MUST declare the `{name}` capability."),
+            f"Declare the {name} capability exactly when you serve {method}; answer it "
+            f"with -32601 (method not found) otherwise.")
+      for name, method in (("tools", "tools/list"), ("resources", "resources/list"),
+                           ("prompts", "prompts/list"))),
+    Check("tools.names", "tools", "tool names follow the naming rules",
+          _rule(_R, "server/tools#tool-names", "SHOULD",
+                "Tool names SHOULD be between 1 and 128 characters in length (inclusive). "
+                "The following SHOULD be the only allowed characters: uppercase and lowercase "
+                "ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot "
+                "(.) Tool names SHOULD be unique within a server."),
+          "Rename tools to 1 to 128 characters of A-Z a-z 0-9 _ - . and keep names unique."),
+    Check("tools.input-schema", "tools", "inputSchema is a valid JSON Schema object schema",
+          _rule(_R, "server/tools#tool", "MUST",
+                "inputSchema: JSON Schema defining expected parameters … Defaults to 2020-12 "
+                "if no $schema field is present … MUST be a valid JSON Schema object (not "
+                "null). (basic#json-schema-usage: Schemas MUST be valid according to their "
+                "declared or default dialect.)"),
+          "Give every tool an inputSchema such as {\"type\": \"object\"} that validates as "
+          "JSON Schema (2020-12 unless $schema says otherwise)."),
+    Check("tools.output-schema", "tools", "outputSchema valid, structuredContent conforms",
+          _rule(_R, "server/tools#output-schema", "MUST",
+                "If an output schema is provided: Servers MUST provide structured results "
+                "that conform to this schema."),
+          "Make outputSchema a valid object schema and return structuredContent that "
+          "validates against it."),
+    Check("tools.annotations", "tools", "annotations well-formed",
+          _rule(_R, "schema#toolannotations", "MUST",
+                "ToolAnnotations: title?: string; readOnlyHint?: boolean; destructiveHint?: "
+                "boolean; idempotentHint?: boolean; openWorldHint?: boolean."),
+          "Send annotations as an object whose hints are booleans and title a string."),
+    Check("lists.pagination", "lists", "nextCursor round-trips",
+          _rule(_R, "server/utilities/pagination#implementation-guidelines", "SHOULD",
+                "Servers SHOULD: Provide stable cursors; Handle invalid cursors gracefully."),
+          "Make every nextCursor you hand out fetch the next page when sent back as cursor."),
+    Check("jsonrpc.ids", "jsonrpc", "responses echo request ids, one response per request",
+          _rule(_R, "basic#result-responses", "MUST",
+                "Result responses MUST include the same ID as the request they correspond "
+                "to."),
+          "Answer each request exactly once, with its id."),
+    Check("jsonrpc.error-codes", "jsonrpc",
+          "error codes are integers outside JSON-RPC's reserved gaps",
+          _rule(_R, "basic#error-responses", "MUST",
+                "Error codes MUST be integers. (And all messages MUST follow JSON-RPC 2.0, "
+                "which reserves -32768 to -32000 for its predefined errors and -32099 to "
+                "-32000 for implementation-defined server errors.)"),
+          "Use integer codes: JSON-RPC's predefined ones, -32099..-32000, or outside "
+          "-32768..-32000."),
+    Check("jsonrpc.messages", "jsonrpc", "everything received is a valid JSON-RPC message",
+          _rule(_R, "basic/transports#stdio", "MUST",
+                "The server MUST NOT write anything to its stdout that is not a valid MCP "
+                "message."),
+          "Send logs to stderr (or notifications/message), never to stdout."),
+    Check("http.origin", "http", "a foreign Origin is refused with 403",
+          _rule(_R, "basic/transports#security-warning", "MUST",
+                "Servers MUST validate the Origin header on all incoming connections to "
+                "prevent DNS rebinding attacks. If the Origin header is present and invalid, "
+                "servers MUST respond with HTTP 403 Forbidden."),
+          "Answer 403 to requests whose Origin is not one you serve (e.g. only localhost "
+          "origins for a local server)."),
+    Check("http.protocol-version-header", "http", "an unsupported MCP-Protocol-Version gets 400",
+          _rule(_R, "basic/transports#protocol-version-header", "MUST",
+                "If the server receives a request with an invalid or unsupported "
+                "MCP-Protocol-Version, it MUST respond with 400 Bad Request."),
+          "Check the MCP-Protocol-Version header and answer 400 to versions you do not speak."),
+    Check("http.session-404", "http", "a terminated session's id gets 404",
+          _rule(_R, "basic/transports#session-management", "MUST",
+                "The server MAY terminate the session at any time, after which it MUST "
+                "respond to requests containing that session ID with HTTP 404 Not Found."),
+          "After DELETE (or expiry) answer 404 to every request carrying that session id."),
+    Check("http.session-id", "http", "session id is visible ASCII",
+          _rule(_R, "basic/transports#session-management", "MUST",
+                "The session ID MUST only contain visible ASCII characters (ranging from 0x21 "
+                "to 0x7E)."),
+          "Issue session ids made of visible ASCII only (a UUID or a base64url token)."),
+)
+
+#: Every check, by id, in report order.
+CHECKS: dict[str, Check] = {check.id: check for check in _CHECK_LIST}

@@ -1,0 +1,138 @@
+"""A checkup report as text, JSON, JUnit XML and static HTML.
+
+Everything a server says (names, details, messages) is hostile: the text summary
+passes it through :func:`plain_text` (no terminal escapes), the HTML through
+:func:`html.escape`, and the JUnit XML through ElementTree (which escapes markup;
+control characters XML cannot hold are replaced first).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from ..protocol.plaintext import plain_text
+from .model import Report, Result
+
+MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A "}
+# XML 1.0 cannot carry most C0 controls, lone surrogates, U+FFFE/U+FFFF at all, even escaped.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def text_summary(report: Report) -> str:
+    counts = report.counts
+    server = report.server or {}
+    lines = [plain_text(
+        f"mcp_nb checkup of {report.target}: {server.get('name', '?')} "
+        f"{server.get('version', '')} — era {report.era}, version {report.version}, "
+        f"{report.seconds:.2f} s", one_line=True)]
+    for result in report.results:
+        rule = result.check.rule
+        lines.append(plain_text(f"{MARKS[result.outcome]} {result.check.id} [{rule.level}] "
+                                f"{result.detail}", one_line=True))
+        if result.outcome in ("fail", "warn"):
+            lines.append(f"     fix: {result.check.fix}")
+            lines.append(f"     rule: {rule.url}")
+    lines.append(f"{counts['pass']} passed, {counts['fail']} failed (MUST), {counts['warn']} "
+                 f"warned, {counts['not-applicable']} not applicable")
+    if not report.allowed_tools:
+        lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
+    return "\n".join(lines)
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=repr)
+
+
+def _xml_text(value: Any) -> str:
+    return _NOT_XML.sub("\ufffd", str(value))
+
+
+def junit_xml(report: Report) -> str:
+    """One testsuite per area, one testcase per check; a failed MUST is a <failure>."""
+    counts = report.counts
+    root = ET.Element("testsuites", name="mcp_nb checkup", tests=str(len(report.results)),
+                      failures=str(counts["fail"]), time=f"{report.seconds:.3f}")
+    for area, results in report.by_area().items():
+        suite = ET.SubElement(root, "testsuite", name=f"checkup.{area}",
+                              tests=str(len(results)),
+                              failures=str(sum(r.outcome == "fail" for r in results)),
+                              skipped=str(sum(r.outcome == "not-applicable" for r in results)))
+        for result in results:
+            case = ET.SubElement(suite, "testcase", classname=f"checkup.{area}",
+                                 name=result.check.id)
+            message = _xml_text(result.detail)
+            body = _xml_text(f"{result.check.rule.level} {result.check.rule.url}\n"
+                             f"{result.check.rule.quote}\nfix: {result.check.fix}\nevidence: "
+                             + json.dumps(result.evidence, ensure_ascii=False, default=repr)
+                             [:4000])
+            if result.outcome == "fail":
+                ET.SubElement(case, "failure", message=message, type="MUST").text = body
+            elif result.outcome == "not-applicable":
+                ET.SubElement(case, "skipped", message=message)
+            elif result.outcome == "warn":
+                ET.SubElement(case, "system-out").text = f"WARN ({result.check.rule.level}): " \
+                    + body
+    return ET.tostring(root, encoding="unicode")
+
+
+def _evidence_html(result: Result) -> str:
+    if not result.evidence:
+        return ""
+    items = []
+    for item in result.evidence:
+        if "http" in item:
+            exchange = item["http"]
+            label = (f"{exchange['request']['method']} → {exchange['response']['status']}")
+        elif "seq" in item:
+            label = f"{item['session']} #{item['seq']} {item['label']}"
+        else:
+            label = f"{item.get('session')} finding {item.get('finding')}"
+        detail = json.dumps(item, indent=1, ensure_ascii=False, default=repr)[:4000]
+        items.append(f"<details><summary>{html.escape(label)}</summary>"
+                     f"<pre>{html.escape(detail)}</pre></details>")
+    return "".join(items)
+
+
+def html_report(report: Report) -> str:
+    """A static HTML table by area; each row's evidence folds open. Every server string escaped."""
+    counts = report.counts
+    server = report.server or {}
+    rows = []
+    for area, results in report.by_area().items():
+        rows.append(f'<tr><th colspan="5" style="text-align:left">{html.escape(area)}</th></tr>')
+        for result in results:
+            rule = result.check.rule
+            fix = html.escape(result.check.fix) if result.outcome in ("fail", "warn") else ""
+            rows.append(
+                f'<tr class="{result.outcome}"><td>{MARKS[result.outcome].strip()}</td>'
+                f"<td><code>{html.escape(result.check.id)}</code><br>"
+                f"{html.escape(result.check.title)}</td>"
+                f'<td><a href="{html.escape(rule.url)}">{rule.level} {html.escape(rule.section)}'
+                f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
+                f"{'<br><i>fix:</i> ' + fix if fix else ''}</td>"
+                f"<td>{_evidence_html(result)}</td></tr>")
+    title = html.escape(f"checkup of {report.target}: {server.get('name', '?')} "
+                        f"{server.get('version', '')}, era {report.era}, version "
+                        f"{report.version}")
+    return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{counts["pass"]} passed, '
+            f"{counts['fail']} failed (MUST), {counts['warn']} warned, "
+            f"{counts['not-applicable']} not applicable — {report.seconds:.2f} s</p>"
+            "<table><tr><th></th><th>check</th><th>rule</th><th>observed</th>"
+            f"<th>evidence</th></tr>{''.join(rows)}</table></div>")
+
+
+class DisplayedReport:
+    """A report as a notebook shows it: HTML table, or the text summary as text/plain."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def _repr_html_(self) -> str:
+        return html_report(self.report)
+
+    def __repr__(self) -> str:
+        return text_summary(self.report)

@@ -1,0 +1,665 @@
+"""Run the checkup against a target: a URL, a stdio command, or an open ClientSession.
+
+The main session settles its era with ``connect(era="auto")``.  Lifecycle checks
+need the handshake: they use the main session when it speaks it, else a second
+session that initializes (a stateless-only server makes them not applicable).
+An unknown version is offered on a session of its own, and the Streamable HTTP
+rules are probed with raw requests (a client that obeys the rules cannot break
+them on purpose).  These groups run concurrently; within the main session the
+list requests run concurrently too, as JSON-RPC allows.
+
+Nothing here calls a tool unless ``call_tools`` names it (or is ``"all"``):
+tools can have side effects.
+
+Example::
+
+    report = await run_checkup("http://127.0.0.1:8000/mcp")
+    report = await run_checkup([sys.executable, "-m", "mcp_nb.lab"], call_tools="all")
+    print(text_summary(report))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import httpx
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+
+from ..client import ClientSession
+from ..client.errors import ServerError
+from ..protocol.errors import McpError, UnsupportedVersionError
+from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
+from ..transports import StdioTransport, http_transport
+from .model import CHECKS, Outcome, Report, Result
+
+Target = str | Sequence[str] | ClientSession
+Exchange = tuple[Any, list[dict[str, Any]]]
+
+#: Offered to see the server counter-offer: it predates MCP, so no server supports it.
+UNKNOWN_VERSION = "2000-01-01"
+#: An Origin a DNS-rebinding page would send.
+FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
+#: Sent in MCP-Protocol-Version to see the server refuse it.
+BAD_VERSION_HEADER = "1999-01-01"
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+LISTS = {"tools": ("tools/list", "tools"), "resources": ("resources/list", "resources"),
+         "prompts": ("prompts/list", "prompts")}
+MAX_PAGES = 50
+#: How long the unknown-version session waits, initialized but without sending
+#: notifications/initialized, for requests a server should not send yet.
+EARLY_REQUEST_WINDOW = 0.3
+#: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
+STATELESS_ONLY = -32022
+JSONRPC_PREDEFINED = {-32700, -32600, -32601, -32602, -32603}
+ERA_MESSAGE_RULES = ("invalid-json", "invalid-message", "invalid-utf8")
+
+
+def describe(target: Target) -> str:
+    if isinstance(target, ClientSession):
+        return "open session"
+    if isinstance(target, str):
+        return target
+    return shlex.join(target)
+
+
+def _factory(target: Target, timeout: float) -> Callable[[], ClientSession] | None:
+    """Sessions to new connections to the target (None for an open session: only it is ours)."""
+    if isinstance(target, ClientSession):
+        return None
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        url = target
+        return lambda: ClientSession(http_transport(url), timeout=timeout,
+                                     probe_timeout=timeout)
+    argv = shlex.split(target) if isinstance(target, str) else list(target)
+    return lambda: ClientSession(StdioTransport(argv), timeout=timeout, probe_timeout=timeout)
+
+
+def _entry(name: str, entry: Any) -> dict[str, Any]:
+    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
+
+
+def _exchange_entries(session: ClientSession, name: str, ids: list[int]) -> list[dict[str, Any]]:
+    """The request(s) this client sent with ``ids`` and what the server answered to them."""
+    wanted = set(ids)
+    return [_entry(name, e) for e in session.transcript
+            if e.id in wanted and ((e.direction == "send" and e.kind == "request")
+                                   or (e.direction == "recv" and e.kind in ("response", "error")))]
+
+
+def _initialize_exchange(session: ClientSession, name: str) -> tuple[dict | None, list[dict]]:
+    """The initialize request and its answer (the raw response message) from the transcript."""
+    sent = [e for e in session.transcript if e.direction == "send" and e.method == "initialize"]
+    if not sent:
+        return None, []
+    ids = [e.id for e in sent if isinstance(e.id, int)]
+    evidence = _exchange_entries(session, name, ids)
+    answers = [e["message"] for e in evidence if e["message"] and "id" in e["message"]
+               and "method" not in e["message"]]
+    return (answers[-1] if answers else None), evidence
+
+
+def _version_known_or_future(answered: str) -> bool:
+    return answered in VERSIONS or (bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", answered))
+                                    and answered > SUPPORTED_VERSIONS[-1])
+
+
+def _arguments_for(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """Arguments for a tool from its schema's required primitives; None when it needs more."""
+    samples = {"string": "checkup", "number": 1, "integer": 1, "boolean": False}
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or ():
+        kind = (properties.get(name) or {}).get("type")
+        if kind not in samples:
+            return None
+        arguments[name] = samples[kind]
+    return arguments
+
+
+def _schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema object schema (None if it is)."""
+    if not isinstance(schema, dict):
+        return f"is {type(schema).__name__}, not a JSON object"
+    if schema.get("type") != "object":
+        return f"has type {schema.get('type')!r}, not 'object'"
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        return f"is not valid JSON Schema: {exc.message}"
+    return None
+
+
+class _Checkup:
+    def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float) -> None:
+        self.target = target
+        self.new_session = _factory(target, timeout)
+        self.timeout = timeout
+        self.call_all = call_tools == "all"
+        self.allowed = [] if isinstance(call_tools, str) else list(call_tools)
+        if isinstance(call_tools, str) and call_tools not in ("", "all"):
+            self.allowed = [n for n in call_tools.split(",") if n]
+        self.results: dict[str, Result] = {}
+        self.sessions: list[tuple[str, ClientSession]] = []
+
+    def put(self, check_id: str, outcome: Outcome, detail: str,
+            evidence: list[dict[str, Any]] | None = None) -> None:
+        self.results[check_id] = Result.make(CHECKS[check_id], outcome, detail, evidence)
+
+    def skip(self, check_ids: Sequence[str], reason: str) -> None:
+        for check_id in check_ids:
+            self.results.setdefault(check_id, Result.make(CHECKS[check_id], "not-applicable",
+                                                          reason))
+
+    async def exchange(self, session: ClientSession, name: str, method: str,
+                       params: dict[str, Any] | None = None, *, force: bool = False) -> Exchange:
+        """One request: its result or the exception, and the transcript entries of it."""
+        ids: list[int] = []
+        try:
+            answer: Any = await session.request(method, params, force=force,
+                                                timeout=self.timeout, on_sent=ids.append)
+        except McpError as exc:
+            answer = exc
+        return answer, _exchange_entries(session, name, ids)
+
+    # -- the run ------------------------------------------------------------------------
+
+    async def run(self) -> Report:
+        started = time.monotonic()
+        async with contextlib.AsyncExitStack() as stack:
+            main = self.target if isinstance(self.target, ClientSession) else None
+            connect_error: Exception | None = None
+            if main is None:
+                assert self.new_session is not None
+                main = await stack.enter_async_context(self.new_session())
+                try:
+                    await main.connect(era="auto")
+                except McpError as exc:
+                    connect_error = exc
+            self.sessions.append(("main", main))
+            async with anyio.create_task_group() as group:
+                if connect_error is None:
+                    group.start_soon(self.features, main)
+                group.start_soon(self.lifecycle, main, connect_error)
+                if isinstance(self.target, str) and self.target.startswith(("http://",
+                                                                            "https://")):
+                    group.start_soon(self.http_probes, self.target)
+            self.jsonrpc()
+        if connect_error is not None:
+            self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
+        if not (isinstance(self.target, str) and self.target.startswith(("http://", "https://"))):
+            self.skip([c for c in CHECKS if c.startswith("http.")],
+                      "not a Streamable HTTP target (these rules are HTTP's)")
+        server = main.server_info
+        return Report(
+            target=describe(self.target),
+            era=main.era.value if connect_error is None and main.era is not None else None,
+            version=main.negotiated_version if connect_error is None else None,
+            server=server.model_dump(exclude_none=True) if server is not None else None,
+            results=[self.results.get(c) or Result.make(CHECKS[c], "not-applicable",
+                                                        "not reached") for c in CHECKS],
+            seconds=time.monotonic() - started,
+            allowed_tools=["all"] if self.call_all else self.allowed,
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def lifecycle(self, main: ClientSession, connect_error: Exception | None) -> None:
+        # A session's task group lives in the task that opened it: each session this check
+        # opens is entered and left here (its transcript and findings stay readable after).
+        handshake_checks = ["lifecycle.initialize-result", "lifecycle.version-answer",
+                            "lifecycle.unknown-version", "lifecycle.ping",
+                            "lifecycle.requests-before-initialized"]
+        if connect_error is not None or main.era is not Era.STATELESS:
+            await self.handshake_lifecycle(main, "main", connect_error)
+            return
+        if self.new_session is None:
+            self.skip(handshake_checks,
+                      "the open session speaks the stateless era (no handshake, no ping)")
+            return
+        async with self.new_session() as session:
+            self.sessions.append(("handshake", session))
+            try:
+                await session.connect(era="handshake")
+            except McpError as exc:
+                answer, _ = _initialize_exchange(session, "handshake")
+                if ((answer or {}).get("error") or {}).get("code") == STATELESS_ONLY:
+                    self.skip(handshake_checks, "the server speaks only the stateless era "
+                              f"(initialize refused with {STATELESS_ONLY}): no handshake, no "
+                              "ping")
+                    return
+                connect_error = exc
+            await self.handshake_lifecycle(session, "handshake", connect_error)
+
+    async def handshake_lifecycle(self, session: ClientSession, name: str,
+                                  connect_error: Exception | None) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.unknown_version)
+            self.handshake(session, name, connect_error)
+            if connect_error is None and session.era is Era.HANDSHAKE:
+                answer, evidence = await self.exchange(session, name, "ping")
+                if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
+                    self.put("lifecycle.ping", "pass", "ping answered with an empty result",
+                             evidence)
+                elif isinstance(answer, dict):
+                    self.put("lifecycle.ping", "fail", f"ping answered with a non-empty "
+                             f"result (keys {sorted(answer)})", evidence)
+                else:
+                    self.put("lifecycle.ping", "fail", f"ping not answered: {answer}", evidence)
+        if connect_error is None and session.era is Era.HANDSHAKE:
+            # The unknown-version session never sends initialized: premature requests show there.
+            early = [(n, f) for n, s in self.sessions for f in s.findings
+                     if f.rule.id == "server-request-before-initialized"]
+            self.put("lifecycle.requests-before-initialized", "fail" if early else "pass",
+                     early[0][1].detail if early else
+                     "no request came before notifications/initialized",
+                     [{"session": n, "finding": f.rule.id, "message": f.evidence}
+                      for n, f in early[:5]])
+
+    def handshake(self, session: ClientSession, name: str, error: Exception | None) -> None:
+        """initialize-result and version-answer, from the initialize exchange in the transcript."""
+        answer, evidence = _initialize_exchange(session, name)
+        if answer is None:
+            self.put("lifecycle.initialize-result", "fail",
+                     f"initialize was not answered: {error}", evidence)
+            return
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            detail = f"initialize answered an error: {json.dumps(answer.get('error'))[:300]}"
+            # Refusing the version the client offered (its latest) is the negotiation's failure.
+            check = ("lifecycle.version-answer" if isinstance(error, UnsupportedVersionError)
+                     else "lifecycle.initialize-result")
+            self.put(check, "fail", detail, evidence)
+            return
+        problems = []
+        info = result.get("serverInfo")
+        if not isinstance(result.get("protocolVersion"), str):
+            problems.append("protocolVersion is not a string")
+        if not isinstance(result.get("capabilities"), dict):
+            problems.append("capabilities is not an object")
+        if not isinstance(info, dict):
+            problems.append("serverInfo is not an object")
+        else:
+            problems += [f"serverInfo.{key} is not a string" for key in ("name", "version")
+                         if not isinstance(info.get(key), str)]
+        self.put("lifecycle.initialize-result", "fail" if problems else "pass",
+                 "; ".join(problems) or "protocolVersion, capabilities and serverInfo present "
+                 "and typed", evidence)
+        answered = result.get("protocolVersion")
+        offered = next((e["message"]["params"].get("protocolVersion") for e in evidence
+                        if e["message"] and e["message"].get("method") == "initialize"), None)
+        if not isinstance(answered, str):
+            self.put("lifecycle.version-answer", "fail", "no protocolVersion answered", evidence)
+        elif answered == offered or answered in VERSIONS:
+            self.put("lifecycle.version-answer", "pass",
+                     f"offered {offered}, answered {answered}", evidence)
+        elif _version_known_or_future(answered):
+            self.put("lifecycle.version-answer", "warn", f"offered {offered}, answered "
+                     f"{answered}: a version this checkup does not know", evidence)
+        else:
+            self.put("lifecycle.version-answer", "fail", f"offered {offered}, answered "
+                     f"{answered}: no MCP revision has that name", evidence)
+
+    async def unknown_version(self) -> None:
+        check = "lifecycle.unknown-version"
+        if self.new_session is None:
+            self.skip([check], "needs a new connection (the target is an open session)")
+            return
+        name = "unknown-version"
+        error: Exception | None = None
+        async with self.new_session() as session:
+            self.sessions.append((name, session))
+            try:
+                await session.initialize(UNKNOWN_VERSION)
+                # This session stays short of initialized for a moment, so a server that
+                # sends requests before notifications/initialized is seen doing it.
+                await anyio.sleep(EARLY_REQUEST_WINDOW)
+            except McpError as exc:
+                error = exc
+        answer, evidence = _initialize_exchange(session, name)
+        result = (answer or {}).get("result")
+        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            answered = result["protocolVersion"]
+            if answered == UNKNOWN_VERSION:
+                self.put(check, "fail", f"offered {UNKNOWN_VERSION} (predates MCP), the server "
+                         "echoed it back", evidence)
+            else:
+                self.put(check, "pass", f"offered {UNKNOWN_VERSION}, counter-offered "
+                         f"{answered}", evidence)
+        elif answer is not None and isinstance(answer.get("error"), dict):
+            code = answer["error"].get("code")
+            if code == -32022:
+                self.skip([check], "initialize refused with -32022: a stateless-era server")
+                return
+            self.put(check, "fail", f"offered {UNKNOWN_VERSION}: answered error {code} "
+                     f"instead of a version it supports", evidence)
+        else:
+            self.put(check, "fail", f"offered {UNKNOWN_VERSION}: no answer ({error})", evidence)
+
+    # -- capabilities, tools, lists -----------------------------------------------------
+
+    async def features(self, main: ClientSession) -> None:
+        listed: dict[str, list[dict[str, Any]]] = {}
+        pages: list[tuple[str, str, list[dict[str, Any]]]] = []
+
+        async def one(capability: str) -> None:
+            method, key = LISTS[capability]
+            declared = capability in main.capabilities.server
+            answer, evidence = await self.exchange(main, "main", method, force=not declared)
+            check = f"capabilities.{capability}"
+            if isinstance(answer, dict):
+                if declared:
+                    self.put(check, "pass", f"declared, and {method} answered", evidence)
+                else:
+                    self.put(check, "fail", f"{capability} not declared, yet {method} answered "
+                             "a result", evidence)
+                items = answer.get(key) if isinstance(answer.get(key), list) else []
+                listed[capability] = list(items)
+                await self.paginate(main, method, key, answer, listed[capability], pages)
+            elif isinstance(answer, ServerError):
+                if declared:
+                    self.put(check, "fail", f"{capability} declared, yet {method} answered error "
+                             f"{answer.code}", evidence)
+                elif answer.code == -32601:
+                    self.put(check, "pass", f"not declared, and {method} refused with -32601",
+                             evidence)
+                else:
+                    self.put(check, "warn", f"not declared; {method} refused with {answer.code} "
+                             "(JSON-RPC's code for a method not available is -32601)", evidence)
+            else:
+                self.put(check, "fail" if declared else "warn",
+                         f"{method}: {answer}", evidence)
+
+        async with anyio.create_task_group() as group:
+            for capability in LISTS:
+                group.start_soon(one, capability)
+        self.pagination(pages)
+        if "tools" in listed:
+            await self.tools(main, listed["tools"])
+        else:
+            self.skip(["tools.names", "tools.input-schema", "tools.output-schema",
+                       "tools.annotations"], "the server lists no tools")
+
+    async def paginate(self, main: ClientSession, method: str, key: str, first: dict[str, Any],
+                       items: list[dict[str, Any]],
+                       pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+        """Follow nextCursor; each problem goes to ``pages`` as (method, problem, evidence)."""
+        answer, seen = first, set()
+        for _ in range(MAX_PAGES):
+            cursor = answer.get("nextCursor")
+            if cursor is None:
+                return
+            if not isinstance(cursor, str) or cursor in seen:
+                pages.append((method, f"nextCursor {cursor!r} is not a new string", []))
+                return
+            seen.add(cursor)
+            answer, evidence = await self.exchange(main, "main", method, {"cursor": cursor})
+            if not isinstance(answer, dict):
+                pages.append((method, f"the cursor it handed out was refused: {answer}",
+                              evidence))
+                return
+            pages.append((method, "", evidence))
+            if isinstance(answer.get(key), list):
+                items.extend(answer[key])
+
+    def pagination(self, pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+        check = "lists.pagination"
+        if not pages:
+            self.skip([check], "no list handed out a nextCursor")
+            return
+        problems = [(m, p, e) for m, p, e in pages if p]
+        evidence = [entry for _, _, e in (problems or pages)[:4] for entry in e]
+        if problems:
+            self.put(check, "fail", "; ".join(f"{m}: {p}" for m, p, _ in problems), evidence)
+        else:
+            self.put(check, "pass", f"{len(pages)} further page(s) fetched by cursor", evidence)
+
+    async def tools(self, main: ClientSession, tools: list[dict[str, Any]]) -> None:
+        listing = [e for e in main.transcript if e.direction == "recv" and e.kind == "response"
+                   and e.message and isinstance(e.message.get("result"), dict)
+                   and "tools" in e.message["result"]]
+        evidence = [_entry("main", e) for e in listing[:2]]
+        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        bad = [n for n in names if not isinstance(n, str) or not TOOL_NAME.fullmatch(n)]
+        dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
+        if bad or dupes:
+            self.put("tools.names", "fail", "; ".join(
+                [f"name {n!r} breaks the naming rules" for n in bad[:5]]
+                + [f"name {n!r} is not unique" for n in dupes[:5]]), evidence)
+        else:
+            self.put("tools.names", "pass", f"{len(names)} tool name(s) follow the rules",
+                     evidence)
+        problems = [f"{t.get('name')!r}: inputSchema {p}" for t in tools
+                    if (p := _schema_problem(t.get("inputSchema")))]
+        self.put("tools.input-schema", "fail" if problems else "pass",
+                 "; ".join(problems[:5]) or f"{len(tools)} inputSchema(s) valid", evidence)
+        annotated = [t for t in tools if "annotations" in t]
+        if not annotated:
+            self.skip(["tools.annotations"], "no tool has annotations")
+        else:
+            problems = []
+            for tool in annotated:
+                notes = tool["annotations"]
+                if not isinstance(notes, dict):
+                    problems.append(f"{tool.get('name')!r}: annotations is not an object")
+                    continue
+                problems += [f"{tool.get('name')!r}: {hint} is not a boolean" for hint in HINTS
+                             if hint in notes and not isinstance(notes[hint], bool)]
+                if "title" in notes and not isinstance(notes["title"], str):
+                    problems.append(f"{tool.get('name')!r}: title is not a string")
+            self.put("tools.annotations", "fail" if problems else "pass",
+                     "; ".join(problems[:5]) or f"{len(annotated)} tool(s) annotated well",
+                     evidence)
+        await self.output_schemas(main, tools, evidence)
+
+    async def output_schemas(self, main: ClientSession, tools: list[dict[str, Any]],
+                             evidence: list[dict[str, Any]]) -> None:
+        check = "tools.output-schema"
+        typed = [t for t in tools if "outputSchema" in t]
+        if not typed:
+            self.skip([check], "no tool declares an outputSchema")
+            return
+        problems = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
+                    if (p := _schema_problem(t.get("outputSchema")))]
+        if problems:
+            self.put(check, "fail", "; ".join(problems[:5]), evidence)
+            return
+        callable_ = [t for t in typed if self.call_all or t.get("name") in self.allowed]
+        notes: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for tool in callable_:
+            arguments = _arguments_for(tool.get("inputSchema") or {})
+            if arguments is None:
+                notes.append(f"{tool['name']!r} not called: needs arguments the checkup "
+                             "cannot invent")
+                continue
+            answer, entries = await self.exchange(main, "main", "tools/call",
+                                                  {"name": tool["name"], "arguments": arguments})
+            calls += entries
+            if not isinstance(answer, dict) or answer.get("isError"):
+                notes.append(f"{tool['name']!r} called, but it failed, so nothing to compare")
+                continue
+            structured = answer.get("structuredContent")
+            if structured is None:
+                problems.append(f"{tool['name']!r} returned no structuredContent")
+                continue
+            schema = tool["outputSchema"]
+            error = next(iter(validator_for(schema, default=Draft202012Validator)(schema)
+                              .iter_errors(structured)), None)
+            if error is not None:
+                problems.append(f"{tool['name']!r}: structuredContent does not conform: "
+                                f"{error.message}")
+        if problems:
+            self.put(check, "fail", "; ".join(problems[:5]), calls or evidence)
+        elif calls:
+            self.put(check, "pass", "schemas valid; structuredContent conforms"
+                     + (f" ({'; '.join(notes)})" if notes else ""), calls)
+        else:
+            self.put(check, "pass", f"{len(typed)} outputSchema(s) valid; structuredContent "
+                     "not checked: " + ("; ".join(notes) if notes else
+                                        "no call allowed (--call-tools)"), evidence)
+
+    # -- JSON-RPC hygiene (over every session's transcript and findings) ------------------
+
+    def jsonrpc(self) -> None:
+        ids = [(n, f) for n, s in self.sessions for f in s.findings
+               if f.rule.id in ("duplicate-response", "response-to-unknown-id")]
+        self.put("jsonrpc.ids", "fail" if ids else "pass",
+                 ids[0][1].detail if ids else "every response matched one pending request",
+                 [{"session": n, "finding": f.rule.id, "message": f.evidence} for n, f in ids[:5]])
+        bad = []
+        for name, session in self.sessions:
+            for entry in session.transcript:
+                if entry.direction != "recv" or entry.kind != "error" or not entry.message:
+                    continue
+                code = (entry.message.get("error") or {}).get("code")
+                if (not isinstance(code, int) or isinstance(code, bool)
+                        or (-32768 <= code < -32099 and code not in JSONRPC_PREDEFINED)):
+                    bad.append(_entry(name, entry))
+        self.put("jsonrpc.error-codes", "fail" if bad else "pass",
+                 f"{len(bad)} error(s) with a code outside the rules" if bad else
+                 "every error code is an integer in an allowed range", bad[:5])
+        garbage = [(n, f) for n, s in self.sessions for f in s.findings
+                   if f.rule.id in ERA_MESSAGE_RULES]
+        self.put("jsonrpc.messages", "fail" if garbage else "pass",
+                 garbage[0][1].detail if garbage else "every message received was valid",
+                 [{"session": n, "finding": f.rule.id, "message": f.evidence}
+                  for n, f in garbage[:5]])
+
+    # -- Streamable HTTP, by raw requests -------------------------------------------------
+
+    async def http_probes(self, url: str) -> None:
+        async with httpx.AsyncClient(timeout=self.timeout) as client:
+            probe = _HttpProbe(client, url)
+            await self._http_probes(probe)
+
+    async def _http_probes(self, probe: _HttpProbe) -> None:
+        rest = ["http.session-id", "http.protocol-version-header", "http.session-404"]
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": SUPPORTED_VERSIONS[-1], "capabilities": {},
+            "clientInfo": {"name": "mcp_nb checkup", "version": "1"}}}
+        status, headers, body, ex = await probe.post(initialize, {"Origin": FOREIGN_ORIGIN})
+        if status == 401:
+            self.skip(["http.origin", *rest], "the server asks for authorization (401)")
+            return
+        if status == 403:
+            self.put("http.origin", "pass", "Origin http://dns-rebinding.invalid refused with "
+                     "403", [ex])
+        else:
+            self.put("http.origin", "fail", f"Origin {FOREIGN_ORIGIN} answered {status}", [ex])
+            if sid := headers.get("mcp-session-id"):
+                await probe.delete(sid, None)
+        status, headers, body, ex = await probe.post(initialize, {})
+        result = (body or {}).get("result") if isinstance(body, dict) else None
+        if status != 200 or not isinstance(result, dict):
+            self.skip(rest, f"a plain initialize POST answered {status} without a result (a "
+                      "stateless-era or legacy HTTP+SSE server)")
+            return
+        version = result.get("protocolVersion")
+        sid = headers.get("mcp-session-id")
+        if sid is None:
+            self.skip(["http.session-id", "http.session-404"],
+                      "the server issued no Mcp-Session-Id (sessions are optional)")
+        elif all(0x21 <= ord(c) <= 0x7E for c in sid):
+            self.put("http.session-id", "pass", "the session id is visible ASCII", [ex])
+        else:
+            self.put("http.session-id", "fail", f"session id {sid!r} has characters outside "
+                     "0x21..0x7E", [ex])
+        good = {"MCP-Protocol-Version": version} if isinstance(version, str) else {}
+        if sid:
+            good["Mcp-Session-Id"] = sid
+        await probe.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, good)
+        if isinstance(version, str) and version >= "2025-06-18":
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            status, _, _, ex = await probe.post(ping, {**good,
+                                                       "MCP-Protocol-Version": BAD_VERSION_HEADER})
+            self.put("http.protocol-version-header", "pass" if status == 400 else "fail",
+                     f"MCP-Protocol-Version: {BAD_VERSION_HEADER} answered {status}", [ex])
+        else:
+            self.skip(["http.protocol-version-header"], f"negotiated {version}: the header "
+                      "exists from 2025-06-18")
+        if sid:
+            status, ex_delete = await probe.delete(sid, version)
+            if status == 405:
+                self.skip(["http.session-404"], "DELETE answered 405: the server does not let "
+                          "clients end sessions (it MAY), so no session could be ended to test")
+            elif 200 <= status < 300:
+                status, _, _, ex = await probe.post({"jsonrpc": "2.0", "id": 3,
+                                                     "method": "ping"}, good)
+                self.put("http.session-404", "pass" if status == 404 else "fail",
+                         f"a request with the ended session's id answered {status}",
+                         [ex_delete, ex])
+            else:
+                self.skip(["http.session-404"], f"DELETE answered {status}")
+
+
+class _HttpProbe:
+    """Raw POST/DELETE to the MCP endpoint; each exchange is kept as evidence."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.client, self.url = client, url
+
+    async def post(self, message: dict[str, Any], headers: dict[str, str]
+                   ) -> tuple[int, httpx.Headers, Any, dict[str, Any]]:
+        sent = {"Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json", **headers}
+        body: Any = None
+        text = ""
+        async with self.client.stream("POST", self.url, json=message, headers=sent) as response:
+            kind = response.headers.get("content-type", "")
+            if kind.startswith("text/event-stream"):
+                # The stream may stay open after the answer: read up to the message with our id.
+                async for line in response.aiter_lines():
+                    text += line + "\n"
+                    if line.startswith("data:"):
+                        with contextlib.suppress(ValueError):
+                            data = json.loads(line[5:])
+                            if isinstance(data, dict) and data.get("id") == message.get("id"):
+                                body = data
+                                break
+                    if len(text) > 100_000:
+                        break
+            else:
+                text = (await response.aread()).decode("utf-8", "replace")[:100_000]
+                with contextlib.suppress(ValueError):
+                    body = json.loads(text) if text else None
+            status, response_headers = response.status_code, response.headers
+        return status, response_headers, body, _http_evidence("POST", sent, message, status,
+                                                              response_headers, text)
+
+    async def delete(self, session_id: str, version: str | None) -> tuple[int, dict[str, Any]]:
+        sent = {"Mcp-Session-Id": session_id}
+        if version:
+            sent["MCP-Protocol-Version"] = version
+        response = await self.client.delete(self.url, headers=sent)
+        return response.status_code, _http_evidence("DELETE", sent, None, response.status_code,
+                                                     response.headers, response.text)
+
+
+def _http_evidence(method: str, headers: dict[str, str], body: Any, status: int,
+                   response_headers: httpx.Headers, text: str) -> dict[str, Any]:
+    shown = ("content-type", "mcp-session-id", "www-authenticate")
+    return {"http": {
+        "request": {"method": method, "headers": headers, "body": body},
+        "response": {"status": status,
+                     "headers": {k: v for k, v in response_headers.items() if k in shown},
+                     "body": text[:2000]}}}
+
+
+async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),
+                      timeout: float = 10.0) -> Report:
+    """Run every check against ``target`` and return the :class:`Report`.
+
+    ``call_tools``: the tools the checkup may call (names, a comma-separated
+    string, or ``"all"``); none by default.  ``timeout`` bounds each request.
+    """
+    return await _Checkup(target, call_tools, timeout).run()
