@@ -1,6 +1,8 @@
 """Regenerate the README's and the guide's screenshots from a real JupyterLab in Chromium.
 
-    python scripts/screenshots.py            # writes docs/images/session-widgets.png, explorer.png
+    python scripts/screenshots.py            # writes docs/images/session-widgets.png, explorer.png,
+                                             # mcp-app.png
+    python scripts/screenshots.py mcp-app    # only the named ones
 
 It starts JupyterLab on loopback with the browser tests' machinery
 (``tests/browser_support.py``: Debian's chromium through Playwright, nothing
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT / "tests"))
 
+from apps_support import install_example  # noqa: E402
 from browser_support import (  # noqa: E402  (tests/ is not a package)
     LAB,
     JupyterServer,
@@ -27,12 +30,14 @@ from browser_support import (  # noqa: E402  (tests/ is not a package)
     cell,
     live_widgets,
     open_notebook,
+    outputs,
     run_all,
     write_notebook,
 )
 
 SESSION = "session.ipynb"
 EXPLORE = "explore.ipynb"
+APP = "app.ipynb"
 
 
 def _fill(scope, label: str, value: str) -> None:
@@ -75,7 +80,30 @@ def explorer(page, server: JupyterServer, path: Path) -> None:
     live_widgets(widget).first.screenshot(path=str(path))
 
 
+def mcp_app(page, server: JupyterServer, path: Path) -> None:
+    """The official example App (server-basic-vanillajs from npm) in a cell, after a message."""
+    import shlex
+
+    command = shlex.join(install_example())
+    write_notebook(server.root / APP, ["%load_ext mcp_nb", f"%mcp connect basic -- {command}",
+                                       "%mcp call get-time"])
+    open_notebook(page, server, APP)
+    run_all(page)
+    app = cell(page, 2)
+    view = outputs(app).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
+    view.locator("#server-time").filter(has_text=re.compile(r"\d{4}-\d\d-\d\dT")).wait_for()
+    view.get_by_role("button", name="Send Message").click()
+    outputs(app).get_by_text("would go to the conversation").wait_for()
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:deselect-all')")
+    app.scroll_into_view_if_needed()
+    app.screenshot(path=str(path))
+
+
+SHOTS = {"session-widgets": session_widgets, "explorer": explorer, "mcp-app": mcp_app}
+
+
 def main() -> None:
+    names = sys.argv[1:] or list(SHOTS)
     IMAGES.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mcp-nb-shots-") as scratch:
         root, home = Path(scratch) / "root", Path(scratch) / "home"
@@ -83,13 +111,13 @@ def main() -> None:
         server = JupyterServer(root, home, LAB)
         try:
             with browser_page(server, width=1280, height=900) as page:
-                session_widgets(page, server, IMAGES / "session-widgets.png")
-                explorer(page, server, IMAGES / "explorer.png")
+                for name in names:
+                    SHOTS[name](page, server, IMAGES / f"{name}.png")
         finally:
             leftovers = server.stop()
     if leftovers:
         sys.exit(f"processes outlived JupyterLab (killed): {leftovers}")
-    print(f"wrote {IMAGES / 'session-widgets.png'} and {IMAGES / 'explorer.png'}")
+    print("wrote", *(str(IMAGES / f"{name}.png") for name in names))
 
 
 if __name__ == "__main__":
