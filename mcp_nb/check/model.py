@@ -202,7 +202,9 @@ _CHECK_LIST = (
     Check("tools.annotations", "tools", "annotations well-formed",
           _rule(_R, "schema#toolannotations", "MUST",
                 "ToolAnnotations: title?: string; readOnlyHint?: boolean; destructiveHint?: "
-                "boolean; idempotentHint?: boolean; openWorldHint?: boolean."),
+                "boolean; idempotentHint?: boolean; openWorldHint?: boolean. (The schema is "
+                "\"the source of truth for all protocol messages and structures\", basic#schema: "
+                "no sentence says MUST, but a Tool that breaks it is not an MCP Tool.)"),
           "Send annotations as an object whose hints are booleans and title a string."),
     Check("lists.pagination", "lists", "nextCursor round-trips",
           _rule(_R, "server/utilities/pagination#implementation-guidelines", "SHOULD",

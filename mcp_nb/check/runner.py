@@ -180,8 +180,9 @@ class _Checkup:
             connect_error: Exception | None = None
             if main is None:
                 assert self.new_session is not None
-                main = await stack.enter_async_context(self.new_session())
+                main = self.new_session()
                 try:
+                    await stack.enter_async_context(main)
                     await main.connect(era="auto")
                 except McpError as exc:
                     connect_error = exc
@@ -226,19 +227,24 @@ class _Checkup:
             self.skip(handshake_checks,
                       "the open session speaks the stateless era (no handshake, no ping)")
             return
-        async with self.new_session() as session:
-            self.sessions.append(("handshake", session))
-            try:
-                await session.connect(era="handshake")
-            except McpError as exc:
-                answer, _ = _initialize_exchange(session, "handshake")
-                if ((answer or {}).get("error") or {}).get("code") == STATELESS_ONLY:
-                    self.skip(handshake_checks, "the server speaks only the stateless era "
-                              f"(initialize refused with {STATELESS_ONLY}): no handshake, no "
-                              "ping")
-                    return
-                connect_error = exc
-            await self.handshake_lifecycle(session, "handshake", connect_error)
+        session = self.new_session()
+        self.sessions.append(("handshake", session))
+        try:
+            async with session:
+                try:
+                    await session.connect(era="handshake")
+                except McpError as exc:
+                    answer, _ = _initialize_exchange(session, "handshake")
+                    if ((answer or {}).get("error") or {}).get("code") == STATELESS_ONLY:
+                        self.skip(handshake_checks, "the server speaks only the stateless era "
+                                  f"(initialize refused with {STATELESS_ONLY}): no handshake, "
+                                  "no ping")
+                        return
+                    connect_error = exc
+                await self.handshake_lifecycle(session, "handshake", connect_error)
+        except McpError as exc:
+            # The session could not even start (or broke while closing): what it saw is judged.
+            await self.handshake_lifecycle(session, "handshake", exc)
 
     async def handshake_lifecycle(self, session: ClientSession, name: str,
                                   connect_error: Exception | None) -> None:
@@ -316,15 +322,16 @@ class _Checkup:
             return
         name = "unknown-version"
         error: Exception | None = None
-        async with self.new_session() as session:
-            self.sessions.append((name, session))
-            try:
+        session = self.new_session()
+        self.sessions.append((name, session))
+        try:
+            async with session:
                 await session.initialize(UNKNOWN_VERSION)
                 # This session stays short of initialized for a moment, so a server that
                 # sends requests before notifications/initialized is seen doing it.
                 await anyio.sleep(EARLY_REQUEST_WINDOW)
-            except McpError as exc:
-                error = exc
+        except McpError as exc:
+            error = exc
         answer, evidence = _initialize_exchange(session, name)
         result = (answer or {}).get("result")
         if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
@@ -511,6 +518,10 @@ class _Checkup:
     # -- JSON-RPC hygiene (over every session's transcript and findings) ------------------
 
     def jsonrpc(self) -> None:
+        if not any(e.direction == "recv" for _, s in self.sessions for e in s.transcript):
+            self.skip(["jsonrpc.ids", "jsonrpc.error-codes", "jsonrpc.messages"],
+                      "nothing was received from the server")
+            return
         ids = [(n, f) for n, s in self.sessions for f in s.findings
                if f.rule.id in ("duplicate-response", "response-to-unknown-id")]
         self.put("jsonrpc.ids", "fail" if ids else "pass",
@@ -539,8 +550,12 @@ class _Checkup:
 
     async def http_probes(self, url: str) -> None:
         async with httpx.AsyncClient(timeout=self.timeout) as client:
-            probe = _HttpProbe(client, url)
-            await self._http_probes(probe)
+            try:
+                await self._http_probes(_HttpProbe(client, url))
+            except httpx.HTTPError as exc:
+                # Whatever was settled stays; the rest cannot be judged without an answer.
+                self.skip([c for c in CHECKS if c.startswith("http.")],
+                          f"the raw HTTP probe got no answer: {exc!r}")
 
     async def _http_probes(self, probe: _HttpProbe) -> None:
         rest = ["http.session-id", "http.protocol-version-header", "http.session-404"]

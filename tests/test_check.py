@@ -1,0 +1,208 @@
+"""The server checkup (mcp_nb.check), calibrated both ways against real servers.
+
+Each lab fault knob that breaks a rule the checkup checks must be caught by that
+check and by nothing else; the healthy lab, the official SDK's server and
+@modelcontextprotocol/server-everything must get no false failure (the failures
+server-everything does get are real, and docs/checkup.md shows their evidence).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_support import PEERS, ServerProcess, everything_http, install_everything, lab_server
+
+from mcp_nb.check import CHECKS, Result, html_report, junit_xml, run_checkup, text_summary
+from mcp_nb.check.model import Report
+from mcp_nb.client import ClientSession, lab_command
+from mcp_nb.transports import StdioTransport
+
+pytestmark = pytest.mark.anyio
+
+#: Short enough that a knob which never answers costs little; long enough for 2 busy cores.
+TIMEOUT = 3.0
+UVICORN_READY = re.compile(r"Uvicorn running on (http://\S+)")
+
+
+def verdicts(report: Report) -> dict[str, str]:
+    """The checks that did not pass or were not applicable: id → outcome."""
+    return {r.check.id: r.outcome for r in report.results
+            if r.outcome in ("fail", "warn")}
+
+
+def test_a_should_can_only_warn() -> None:
+    should = CHECKS["tools.names"]
+    must = CHECKS["tools.input-schema"]
+    assert should.rule.level == "SHOULD" and must.rule.level == "MUST"
+    assert Result.make(should, "fail", "x").outcome == "warn"
+    assert Result.make(must, "fail", "x").outcome == "fail"
+    # Every check cites a rule of a revision, with its level and the spec's words.
+    for check in CHECKS.values():
+        assert check.rule.level in ("MUST", "SHOULD", "MAY")
+        assert check.rule.url.startswith("https://modelcontextprotocol.io/specification/")
+        # The level is the spec's own word, or the schema's types (the source of truth).
+        assert check.rule.level in check.rule.quote or check.rule.section.startswith("schema#")
+        assert check.fix
+
+
+async def test_the_healthy_lab_passes_over_stdio_with_calls_allowed() -> None:
+    report = await run_checkup(lab_command(), call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    assert report.exit_status == 0
+    assert report.era == "stateless"  # the lab speaks both eras; auto picks 2026-07-28
+    # Lifecycle was checked on a handshake session of its own, with the exchange as evidence.
+    ping = report.result("lifecycle.ping")
+    assert ping.outcome == "pass"
+    assert [e["message"].get("method") for e in ping.evidence][:1] == ["ping"]
+    assert {e["session"] for e in ping.evidence} == {"handshake"}
+    # The call was allowed, so structuredContent was compared with add's outputSchema.
+    output = report.result("tools.output-schema")
+    assert output.detail == "schemas valid; structuredContent conforms"
+    assert any(e["message"].get("method") == "tools/call" for e in output.evidence)
+    # HTTP's rules are not applicable to stdio, and the report says why.
+    origin = report.result("http.origin")
+    assert origin.outcome == "not-applicable" and "HTTP" in origin.detail
+
+
+async def test_no_tool_is_called_unless_allowed() -> None:
+    report = await run_checkup(lab_command("--era", "handshake"), timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    assert report.era == "handshake"
+    assert "no call allowed (--call-tools)" in report.result("tools.output-schema").detail
+    assert "tools/call" not in report.to_dict().__repr__()
+    assert "no tool was called" in text_summary(report)
+
+
+#: knob → the one check it must trip (fail for a MUST, warn for a SHOULD).
+KNOB_MATRIX = {
+    ("--reject-version",): {"lifecycle.unknown-version": "fail"},
+    ("--answer-version", "1999-01-01"): {"lifecycle.version-answer": "fail"},
+    ("--omit-capability", "tools"): {"capabilities.tools": "fail"},
+    ("--omit-capability", "prompts"): {"capabilities.prompts": "fail"},
+    ("--never-answer", "ping"): {"lifecycle.ping": "fail"},
+    ("--reuse-response-id",): {"jsonrpc.ids": "fail"},
+    ("--garbage-stdout",): {"jsonrpc.messages": "fail"},
+    ("--request-before-initialized",): {"lifecycle.requests-before-initialized": "warn"},
+    ("--hostile-strings",): {"tools.names": "warn"},
+}
+
+
+@pytest.mark.parametrize("knob", list(KNOB_MATRIX), ids=" ".join)
+async def test_each_fault_knob_is_caught_by_its_check_and_nothing_else(
+        knob: tuple[str, ...]) -> None:
+    report = await run_checkup(lab_command(*knob), timeout=TIMEOUT)
+    assert verdicts(report) == KNOB_MATRIX[knob], text_summary(report)
+    assert report.exit_status == (1 if "fail" in KNOB_MATRIX[knob].values() else 0)
+    tripped = report.result(next(iter(KNOB_MATRIX[knob])))
+    assert tripped.evidence, "a verdict without evidence"
+
+
+async def test_a_stateless_only_server_gets_not_applicable_lifecycle_checks() -> None:
+    report = await run_checkup(lab_command("--era", "stateless"), timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    ping = report.result("lifecycle.ping")
+    assert ping.outcome == "not-applicable" and "-32022" in ping.detail
+
+
+async def test_an_open_session_is_checked_without_new_connections() -> None:
+    async with ClientSession(StdioTransport(lab_command("--era", "handshake"))) as session:
+        await session.connect()
+        report = await run_checkup(session, timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    assert report.target == "open session"
+    assert report.result("lifecycle.ping").outcome == "pass"
+    assert report.result("lifecycle.unknown-version").outcome == "not-applicable"
+
+
+async def test_hostile_strings_are_escaped_in_html_and_plain_in_text() -> None:
+    report = await run_checkup(lab_command("--hostile-strings"), timeout=TIMEOUT)
+    markup = html_report(report)
+    assert "<script>" not in markup and "<img" not in markup
+    assert "&lt;script&gt;" in markup
+    assert "\x1b" not in text_summary(report) and "\u202e" not in text_summary(report)
+    ET.fromstring(junit_xml(report))  # control characters did not break the XML
+
+
+def test_the_command_line_writes_junit_that_ci_reads(tmp_path: Path) -> None:
+    junit, html, data = tmp_path / "checkup.xml", tmp_path / "checkup.html", tmp_path / "c.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_nb.check", "--junit", str(junit), "--html", str(html),
+         "--json", str(data), "--timeout", str(TIMEOUT), "--", *lab_command("--reject-version")],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr  # a failed MUST fails the CI job
+    assert "FAIL lifecycle.unknown-version [MUST]" in done.stdout
+    root = ET.parse(junit).getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == len(CHECKS)
+    failed = [case.get("name") for case in cases if case.find("failure") is not None]
+    assert failed == ["lifecycle.unknown-version"]
+    assert root.get("failures") == "1"
+    failure = root.find(".//testcase[@name='lifecycle.unknown-version']/failure")
+    assert failure is not None and "-32602" in (failure.get("message") or "")
+    skipped = [case.get("name") for case in cases if case.find("skipped") is not None]
+    assert "http.origin" in skipped
+    assert "lifecycle.unknown-version" in html.read_text()
+    healthy = subprocess.run(
+        [sys.executable, "-m", "mcp_nb.check", "--timeout", str(TIMEOUT), "--",
+         *lab_command("--era", "handshake")], capture_output=True, text=True, timeout=60)
+    assert healthy.returncode == 0, healthy.stdout
+
+
+async def test_the_healthy_lab_passes_over_http_including_the_transport_rules() -> None:
+    with lab_server() as server:
+        report = await run_checkup(server.ready_text, timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    for check in ("http.origin", "http.protocol-version-header", "http.session-404",
+                  "http.session-id"):
+        assert report.result(check).outcome == "pass", check
+    origin = report.result("http.origin").evidence[0]["http"]
+    assert origin["request"]["headers"]["Origin"] == "http://dns-rebinding.invalid"
+    assert origin["response"]["status"] == 403
+
+
+@contextlib.contextmanager
+def sdk_http() -> Iterator[str]:
+    server = ServerProcess([sys.executable, str(PEERS / "sdk_server.py"), "streamable-http"],
+                           UVICORN_READY)
+    try:
+        yield server.ready_text.rstrip("/") + "/mcp"
+    finally:
+        server.stop()
+
+
+@pytest.mark.interop
+async def test_the_official_sdk_server_gets_no_false_failure() -> None:
+    pytest.importorskip("mcp.server.mcpserver", reason="the official MCP SDK (mcp>=2)")
+    stdio = await run_checkup([sys.executable, str(PEERS / "sdk_server.py")],
+                              call_tools="all", timeout=TIMEOUT)
+    assert verdicts(stdio) == {}, text_summary(stdio)
+    with sdk_http() as url:
+        http = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
+    assert verdicts(http) == {}, text_summary(http)
+    assert http.result("http.origin").outcome == "pass"
+
+
+#: server-everything's real violations, documented in docs/checkup.md with the evidence.
+EVERYTHING_HTTP_VIOLATIONS = {"http.origin": "fail", "http.session-404": "fail"}
+
+
+@pytest.mark.interop
+async def test_server_everything_gets_no_false_failure() -> None:
+    entry = install_everything()
+    stdio = await run_checkup(["node", str(entry), "stdio"], timeout=TIMEOUT)
+    assert verdicts(stdio) == {}, text_summary(stdio)
+    with contextlib.contextmanager(everything_http)(entry, "streamableHttp") as base:
+        http = await run_checkup(f"{base}/mcp", timeout=TIMEOUT)
+    assert verdicts(http) == EVERYTHING_HTTP_VIOLATIONS, text_summary(http)
+    origin = http.result("http.origin").evidence[0]["http"]
+    assert origin["response"]["status"] == 200  # a foreign Origin was served
+    ended = http.result("http.session-404").evidence
+    assert [e["http"]["request"]["method"] for e in ended] == ["DELETE", "POST"]
+    assert ended[1]["http"]["response"]["status"] == 400  # the spec says 404
