@@ -200,3 +200,19 @@ def test_app_renders_like_call_and_refuses_a_tool_that_is_no_app(mcp: Any) -> No
     assert isinstance(mcp("app clock"), AppView)
     with pytest.raises(Exception, match="echo is not an App tool"):
         mcp("app echo text=hi")
+
+
+def test_the_explorer_has_an_apps_tab_that_renders_one(mcp: Any) -> None:
+    mcp("connect clock --lab=--apps")
+    explorer = mcp("explore")
+    panel = explorer.apps
+    assert panel is not None and explorer.tabs.get_title(len(explorer.tabs.children) - 1) == "Apps"
+    assert list(panel.picker.options) == ["clock", "clock_refresh"]
+    assert "clock_reset" in panel.listing.value and "model" in panel.listing.value
+    panel.arguments.value = '{"label": "Rome"}'
+    view = panel.render()
+    assert isinstance(view, AppView) and repr(view).endswith("result: tick 1 (Rome)")
+    labels = [label for label, _key in explorer.tool_list.picker.options]
+    assert "clock_refresh — [App ui://lab/clock.html; app only] Refresh the clock" in labels
+    mcp("connect plain --no-apps")
+    assert mcp("explore").apps is None

@@ -505,3 +505,64 @@ class AppStepper:
         return StepOutcome("teardown", f"ui/resource-teardown sent; the App is "
                            f"{self.view.lifecycle.state} (the frame goes on the View's "
                            f"answer, or after {TEARDOWN_WAIT:g} s)")
+
+
+class AppsPanel(w.VBox):
+    """The explorer's Apps tab: the server's App tools, and one rendered on demand.
+
+    Render runs on the kernel's thread (the call, ``resources/read``, then the frame), so
+    the kernel is busy for the length of the call: App tools answer quickly, and the App's
+    own traffic flows once the click's handler has returned.
+    """
+
+    def __init__(self, hosted: Any) -> None:
+        super().__init__()
+        self.hosted = hosted
+        self.tools: dict[str, Any] = {}
+        self.listing = w.HTML()
+        self.picker = w.Dropdown(options=[], description="App tool")
+        self.arguments = w.Text(value="{}", description="arguments",
+                                placeholder='JSON, e.g. {"label": "Paris"}')
+        self.render_button = w.Button(description="Render", button_style="primary")
+        self.status = w.Label()
+        self.shown = w.VBox()
+        self.render_button.on_click(lambda button: self.render())
+        self.children = [self.listing, w.HBox([self.picker, self.arguments,
+                                               self.render_button]), self.status, self.shown]
+
+    def set_tools(self, tools: list[Any]) -> None:
+        """A fresh tools/list: keep the App tools (and say who may call each)."""
+        self.tools = {t.name: t for t in tools if meta.resource_uri(t) is not None}
+        rows = [(t.name, meta.resource_uri(t), ", ".join(meta.visibility(t)))
+                for t in tools if meta.resource_uri(t) is not None or not meta.app_callable(t)
+                or not meta.model_visible(t)]
+        self.listing.value = render.STYLE + '<div class="mcpnb">' + (
+            render.table_html(("tool", "ui:// resource", "visibility"),
+                              [(n, u or "", v) for n, u, v in rows]) if rows
+            else "no App tools on this server") + "</div>"
+        self.picker.options = list(self.tools)
+        if self.tools and self.picker.value not in self.tools:
+            self.picker.value = next(iter(self.tools))
+
+    def render(self) -> AppView | None:
+        name = self.picker.value
+        if not name:
+            return None
+        try:
+            arguments = json.loads(self.arguments.value or "{}")
+            if not isinstance(arguments, dict):
+                raise ValueError("the arguments must be a JSON object")
+            self.status.value = f"calling {name}…"
+            result = self.hosted.run(self.hosted.session.call_tool(name, arguments))
+        except (ValueError, McpError) as exc:
+            self.status.value = f"failed: {type(exc).__name__}: {exc}"
+            return None
+        view = AppView(self.hosted, self.tools[name], arguments, result=result)
+        view.read_resource()
+        view.load()
+        for old in self.shown.children:
+            if isinstance(old, AppView):
+                old.teardown("another App was rendered in the explorer")
+        self.shown.children = [view]
+        self.status.value = ""
+        return view

@@ -27,6 +27,7 @@ from ..i18n import N_, _
 from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
+from .apps import AppsPanel, app_note, declares_apps
 from .forms import SchemaForm, ToolForm
 from .request_views import RequestProgress
 from .widgets import _Described
@@ -109,6 +110,8 @@ class Explorer(_Described, w.VBox):
         self.again = w.Dropdown(options=[], description="call", layout=_FULL)
         self.again_button = w.Button(description=_("Run again"))
         self.status = w.Label()
+        #: The Apps tab (MCP Apps), when the session declared the extension.
+        self.apps = AppsPanel(hosted) if declares_apps(hosted.session) else None
 
         self.level.observe(lambda change: self._draw_log(), names="value")
         self.set_level_button.on_click(lambda button: self._set_level())
@@ -128,6 +131,9 @@ class Explorer(_Described, w.VBox):
         for index, title in enumerate((_("Tools"), _("Resources"), _("Prompts"),
                                        _("Notifications"), "stderr", _("History"))):
             self.tabs.set_title(index, title)
+        if self.apps is not None:
+            self.tabs.children = [*self.tabs.children, self.apps]
+            self.tabs.set_title(len(self.tabs.children) - 1, "Apps")
         self.children = [self.tabs, self.status]
         hosted.session.on_notification(self._on_notification)
         self._draw_log()
@@ -179,8 +185,11 @@ class Explorer(_Described, w.VBox):
     def _got_tools(self, tools: list[Tool]) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.hosted.remember_tools(tools)
-        self.tool_list.set_entries([(t.name, _label(t.name, t.title or t.description))
+        self.tool_list.set_entries([(t.name, _label(t.name, app_note(t)
+                                                    + (t.title or t.description or "")))
                                     for t in tools])
+        if self.apps is not None:
+            self.apps.set_tools(tools)
 
     def _got_resources(self, resources: list[Resource]) -> None:
         self.resources = {r.uri: r for r in resources}
