@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: package name → pinned version.
 EXAMPLES = {
     "@modelcontextprotocol/server-basic-vanillajs": "2.0.3",
+    "@modelcontextprotocol/server-budget-allocator": "2.0.3",
 }
 BASIC = "@modelcontextprotocol/server-basic-vanillajs"
+#: A richer example: a chart (chart.js bundled into the App) and app-side tool calls.
+BUDGET = "@modelcontextprotocol/server-budget-allocator"
 
 
 def install_example(package: str = BASIC) -> list[str]:

@@ -200,3 +200,34 @@ def test_a_flood_of_size_changes_ends_at_the_last_size(
         "([frame, last]) => parseInt(frame.style.height) === last",
         arg=[frame.element_handle(), max(40, min(600, last))], polling=250)
     assert _state(lab_page, index) == "Interactive"
+
+
+# -- a richer official example ---------------------------------------------------------------
+
+def test_the_budget_allocator_example_renders_its_chart_and_sliders(
+        server: JupyterServer, page: Page) -> None:
+    """@modelcontextprotocol/server-budget-allocator: 437 KB of App (chart.js bundled), its
+    whole state from the tool result's structuredContent."""
+    from apps_support import BUDGET
+
+    command = shlex.join(install_example(BUDGET))
+    write_notebook(server.root / "budget.ipynb", [
+        "%load_ext mcp_nb", f"%mcp connect budget -- {command}", "%mcp call get-budget-data"])
+    other = page.context.new_page()
+    try:
+        with screenshot_on_failure(other, f"apps-failure-budget-{server.front_end}.png"):
+            open_notebook(other, server, "budget.ipynb")
+            run_all(other)
+            view = outputs(cell(other, 2)).frame_locator("iframe.mcpnb-app-frame").frame_locator(
+                "iframe")
+            view.locator("#status-bar").filter(has_text=re.compile(r"\$[1-9]")).wait_for()
+            view.locator("#sliders-container input[type=range]").nth(4).wait_for()
+            assert view.locator("#budget-selector option").count() == 4
+            # The chart was drawn: the canvas has a size and pixels (chart.js ran in the sandbox).
+            drawn = view.locator("#budget-chart").evaluate(
+                "(c) => c.width > 0 && c.getContext('2d').getImageData(0, 0, c.width, c.height)"
+                ".data.some((v) => v !== 0)")
+            assert drawn
+        cell(other, 2).screenshot(path=str(ARTIFACTS / f"apps-budget-{server.front_end}.png"))
+    finally:
+        other.close()
