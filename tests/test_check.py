@@ -206,3 +206,27 @@ async def test_server_everything_gets_no_false_failure() -> None:
     ended = http.result("http.session-404").evidence
     assert [e["http"]["request"]["method"] for e in ended] == ["DELETE", "POST"]
     assert ended[1]["http"]["response"]["status"] == 400  # the spec says 404
+
+
+def test_mcp_check_in_a_cell_shows_a_table_by_area_with_evidence(mcp) -> None:
+    from mcp_nb.i18n import set_language
+
+    shown = mcp("check --lab=--reject-version --timeout 3")
+    assert shown.report.exit_status == 1
+    markup = shown._repr_html_()
+    assert markup.count('<tr class="fail">') == 1
+    assert "<details><summary>unknown-version #" in markup  # the exchange, by transcript entry
+    assert "FAIL lifecycle.unknown-version [MUST]" in repr(shown)
+    mcp("connect --era handshake")
+    current = mcp("check --session --timeout 3")
+    assert current.report.target == "open session" and current.report.exit_status == 0
+    # The checkup's requests are in the session's own transcript, where the evidence points.
+    ping = current.report.result("lifecycle.ping").evidence[0]
+    assert ping["session"] == "main" and ping["message"]["method"] == "ping"
+    set_language("zh")
+    try:
+        assert "证据" in current._repr_html_()
+    finally:
+        set_language("en")
+    with pytest.raises(Exception, match="not both"):
+        mcp("check --session -- python -m mcp_nb.lab")

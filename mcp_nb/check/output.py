@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ..i18n import _
 from ..protocol.plaintext import plain_text
 from .model import Report, Result
 
@@ -102,6 +103,7 @@ def html_report(report: Report) -> str:
     counts = report.counts
     server = report.server or {}
     rows = []
+    fix_label = html.escape(_("fix:"))
     for area, results in report.by_area().items():
         rows.append(f'<tr><th colspan="5" style="text-align:left">{html.escape(area)}</th></tr>')
         for result in results:
@@ -113,16 +115,19 @@ def html_report(report: Report) -> str:
                 f"{html.escape(result.check.title)}</td>"
                 f'<td><a href="{html.escape(rule.url)}">{rule.level} {html.escape(rule.section)}'
                 f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
-                f"{'<br><i>fix:</i> ' + fix if fix else ''}</td>"
+                f"{'<br><i>' + fix_label + '</i> ' + fix if fix else ''}</td>"
                 f"<td>{_evidence_html(result)}</td></tr>")
-    title = html.escape(f"checkup of {report.target}: {server.get('name', '?')} "
-                        f"{server.get('version', '')}, era {report.era}, version "
-                        f"{report.version}")
-    return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{counts["pass"]} passed, '
-            f"{counts['fail']} failed (MUST), {counts['warn']} warned, "
-            f"{counts['not-applicable']} not applicable — {report.seconds:.2f} s</p>"
-            "<table><tr><th></th><th>check</th><th>rule</th><th>observed</th>"
-            f"<th>evidence</th></tr>{''.join(rows)}</table></div>")
+    title = html.escape(_("checkup of {target}: {server}, era {era}, version {version}").format(
+        target=report.target, server=f"{server.get('name', '?')} {server.get('version', '')}",
+        era=report.era, version=report.version))
+    summary = _("{passed} passed, {failed} failed (MUST), {warned} warned, {skipped} not "
+                "applicable — {seconds} s").format(
+        passed=counts["pass"], failed=counts["fail"], warned=counts["warn"],
+        skipped=counts["not-applicable"], seconds=f"{report.seconds:.2f}")
+    headings = "".join(f"<th>{html.escape(h)}</th>" for h in
+                       ("", _("check"), _("rule"), _("observed"), _("evidence")))
+    return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}</p>'
+            f"<table><tr>{headings}</tr>{''.join(rows)}</table></div>")
 
 
 class DisplayedReport:

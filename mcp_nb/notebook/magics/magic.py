@@ -37,6 +37,7 @@ GROUPS = (
     "recordings",
     "auth",
     "explore",
+    "check",
     "language",
 )
 
