@@ -503,3 +503,17 @@ def test_the_lab_offers_its_app_only_to_a_client_that_declared_the_extension() -
     assert "ui/initialize" in resource.html and resource.prefers_border is True
     plain, _ = anyio.run(listed)
     assert not {"clock", "clock_refresh", "clock_reset"} & {tool.name for tool in plain}
+
+
+def test_the_stateless_era_carries_the_extension_in_every_requests_meta() -> None:
+    async def listed() -> tuple[list[str], dict[str, Any]]:
+        async with ClientSession(StdioTransport(lab_command("--apps")), apps=True) as session:
+            await session.connect(era="stateless")
+            tools = [tool.name for tool in await session.list_tools()]
+            sent = next(e for e in session.transcript if e.method == "tools/list")
+            return tools, sent.message["params"]["_meta"]
+
+    tools, meta_sent = anyio.run(listed)
+    assert "clock" in tools
+    assert meta_sent["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {
+        meta.EXTENSION: {"mimeTypes": [meta.MIME_TYPE]}}

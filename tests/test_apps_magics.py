@@ -125,6 +125,22 @@ def test_the_apps_own_tools_call_goes_through_the_session(app: AppView, mcp: Any
                    for e in session.transcript if e.method == "tools/call")
 
 
+def test_a_theme_switch_reaches_an_initialized_view(app: AppView) -> None:
+    app._on_frame_message(app.frame, {"kind": "created", "theme": "light"}, [])
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    posted: list[dict[str, Any]] = []
+    app.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    app._on_frame_message(app.frame, {"kind": "theme", "theme": "dark"}, [])
+    assert posted == []  # not initialized yet: the host MUST NOT send it anything
+    app.frame.send = type(app.frame).send.__get__(app.frame)
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+    app.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    app._on_frame_message(app.frame, {"kind": "theme", "theme": "light"}, [])
+    assert posted[-1]["method"] == "ui/notifications/host-context-changed"
+    assert posted[-1]["params"]["theme"] == "light"
+
+
 def test_the_transcript_view_filters_the_app_lane(app: AppView, mcp: Any) -> None:
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
     view = mcp("transcript --direction app")

@@ -204,6 +204,9 @@ class AppView(_Described, w.VBox):
                     self._apply(self.host.frame_created())
             elif kind == "frame":
                 self._apply(self.host.receive(content.get("message")))
+            elif kind == "theme":
+                self._apply(self.host.context_changed(
+                    theme="dark" if content.get("theme") == "dark" else "light"))
             elif kind == "escape" and self.frame is not None:
                 self.host.context.display_mode = "inline"
                 self.frame.display_mode = "inline"

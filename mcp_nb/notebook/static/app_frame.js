@@ -80,6 +80,18 @@ function render({ model, el }) {
   };
   window.addEventListener("message", onMessage);
   window.addEventListener("keydown", onKey);
+  // JupyterLab's theme switch flips body[data-jp-theme-light]: tell the kernel, which tells
+  // the View with ui/notifications/host-context-changed once it may.
+  let shownTheme = theme();
+  const themeWatch = new MutationObserver(() => {
+    const now = theme();
+    if (now !== shownTheme) {
+      shownTheme = now;
+      model.send({ kind: "theme", theme: now });
+    }
+  });
+  themeWatch.observe(document.body, { attributes: true,
+                                      attributeFilter: ["data-jp-theme-light"] });
   model.on("msg:custom", onCustom);
   model.on("change:height", place);
   model.on("change:display_mode", place);
@@ -99,6 +111,7 @@ function render({ model, el }) {
   return () => {
     window.removeEventListener("message", onMessage);
     window.removeEventListener("keydown", onKey);
+    themeWatch.disconnect();
     model.off("msg:custom", onCustom);
     model.off("change:height", place);
     model.off("change:display_mode", place);
