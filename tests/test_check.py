@@ -230,3 +230,11 @@ def test_mcp_check_in_a_cell_shows_a_table_by_area_with_evidence(mcp) -> None:
         set_language("en")
     with pytest.raises(Exception, match="not both"):
         mcp("check --session -- python -m mcp_nb.lab")
+
+
+def test_docs_checkup_lists_every_check_with_its_level() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "checkup.md").read_text()
+    for check in CHECKS.values():
+        assert f"| `{check.id}` | {check.title} | {check.rule.level} |" in page, check.id
+    for knob, expected in KNOB_MATRIX.items():
+        assert f"| `{' '.join(knob)}` | `{next(iter(expected))}` |" in page, knob
