@@ -232,3 +232,24 @@ def test_the_explorer_has_an_apps_tab_that_renders_one(mcp: Any) -> None:
     assert "clock_refresh — [App ui://lab/clock.html; app only] Refresh the clock" in labels
     mcp("connect plain --no-apps")
     assert mcp("explore").apps is None
+
+
+def test_a_background_call_shows_the_app_at_once_and_says_when_it_is_cancelled(
+        mcp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    hosted = mcp("connect clock --lab=--apps")
+    shown: list[Any] = []
+    monkeypatch.setattr("mcp_nb.notebook.apps.display", lambda *objects: shown.extend(objects))
+    running = mcp("call clock wait=10 --background")
+    (view,) = [o for o in shown if isinstance(o, AppView)]
+    assert view.lifecycle.state is AppState.RESOURCE_READ and view.result is None
+    view._on_frame_message(view.frame, {"kind": "created"}, [])
+    _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    sent = _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+    assert [m["method"] for m in sent] == ["ui/notifications/tool-input"]  # no result yet
+    posted: list[dict[str, Any]] = []
+    view.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    hosted.run(hosted.session.cancel(running.progress.request_id, "Cancel button"))
+    _until(lambda: posted)
+    assert posted[0]["method"] == "ui/notifications/tool-cancelled"
+    assert view.lifecycle.state is AppState.CANCELLED

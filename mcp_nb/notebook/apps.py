@@ -30,6 +30,7 @@ from typing import Any
 import anywidget
 import ipywidgets as w
 import traitlets
+from IPython.display import display
 
 from .. import __version__
 from ..apps import meta
@@ -377,6 +378,41 @@ class AppView(_Described, w.VBox):
         return (self.header.value or render.STYLE) + result + render.svg_image_html(
             app_diagram_svg(self.lifecycle.state, self.lifecycle.path),
             f"App lifecycle: {self.lifecycle.state.value}")
+
+
+def app_view_while_running(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
+                           future: Any, call_id: int | None) -> AppView | None:
+    """Show an App tool's App while its call runs (``%mcp call --background``).
+
+    The spec draws the call and the View's initialization side by side: the View gets
+    ``tool-result`` when the call completes, or ``tool-cancelled`` (the host MUST send
+    it) when it is cancelled or fails.
+    """
+    if not declares_apps(hosted.session):
+        return None
+    try:
+        tool = hosted.tool(tool_name)
+    except McpError:
+        return None
+    if tool is None or meta.resource_uri(tool) is None:
+        return None
+    view = AppView(hosted, tool, arguments, call_id=call_id)
+    view.read_resource()
+    view.load()
+
+    def finished(done: Any) -> None:
+        if done.cancelled():
+            view.cancelled("the call was cancelled")
+            return
+        error = done.exception()
+        if error is None:
+            view.set_result(done.result())
+        else:
+            view.cancelled(f"the call failed: {type(error).__name__}: {error}")
+
+    future.add_done_callback(finished)
+    display(view)
+    return view
 
 
 def app_note(tool: Any) -> str:

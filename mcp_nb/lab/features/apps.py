@@ -13,6 +13,7 @@ era in ``initialize``, in the stateless era in each request's ``_meta``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from mcp_nb.apps.meta import EXTENSION, MIME_TYPE
@@ -26,7 +27,10 @@ APP_URI = "ui://lab/clock.html"
 #: What ``--app-fault missing-resource`` makes the clock tool name instead.
 MISSING_URI = "ui://lab/missing.html"
 _OBJECT = {"type": "object", "properties": {}, "required": []}
-_ZONE = {"type": "object", "properties": {"label": {"type": "string"}}, "required": []}
+_CLOCK = {"type": "object", "required": [],
+          "properties": {"label": {"type": "string"},
+                         "wait": {"type": "number", "minimum": 0, "maximum": 60,
+                                  "description": "seconds to wait before answering"}}}
 
 
 class Apps(SessionBase):
@@ -44,7 +48,7 @@ class Apps(SessionBase):
     def app_tools(self) -> list[dict[str, Any]]:
         uri = MISSING_URI if self.knobs.app_fault == "missing-resource" else APP_URI
         return [
-            {"name": "clock", "title": "Clock (an MCP App)", "inputSchema": _ZONE,
+            {"name": "clock", "title": "Clock (an MCP App)", "inputSchema": _CLOCK,
              "description": "The clock's next tick; hosts that render MCP Apps show it in a clock.",
              "_meta": {"ui": {"resourceUri": uri, "visibility": ["model", "app"]}}},
             {"name": "clock_refresh", "title": "Refresh the clock", "inputSchema": _OBJECT,
@@ -79,9 +83,13 @@ class Apps(SessionBase):
         if name == "clock_reset":
             self._ticks = 0
             return {"content": [{"type": "text", "text": "clock reset"}], "isError": False}
+        arguments = request.params.get("arguments") or {}
+        wait = arguments.get("wait", 0)
+        if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 < wait <= 60:
+            await asyncio.sleep(wait)  # cancellable: notifications/cancelled ends it here
         # A tick count, not the time of day: saved notebooks show the same run after run.
         self._ticks = getattr(self, "_ticks", 0) + 1
-        label = (request.params.get("arguments") or {}).get("label", "UTC")
+        label = arguments.get("label", "UTC")
         return {"content": [{"type": "text", "text": f"tick {self._ticks} ({label})"}],
                 "structuredContent": {"tick": self._ticks, "label": label}, "isError": False}
 

@@ -11,7 +11,7 @@ from ...i18n import N_, _
 from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
-from ..apps import app_note, app_view_for_call
+from ..apps import app_note, app_view_for_call, app_view_while_running
 from ..arguments_check import problems
 from ..forms import ToolForm
 from ..request_views import RequestProgress
@@ -92,6 +92,8 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
         pass
     if future.done() and progress.request_id is None:
         future.result()  # refused before it was sent: the cell fails with the reason
+    # An App tool's App shows while the call runs; it gets the result, or tool-cancelled.
+    app_view_while_running(hosted, args.tool, arguments, future, progress.request_id)
     return BackgroundCall(progress, future)
 
 
