@@ -154,6 +154,14 @@ def test_a_declared_value_that_is_not_an_origin_is_dropped_and_reported(smuggled
     assert len(policy.refused) == 2 and "MUST NOT allow undeclared domains" in policy.refused[0][1]
 
 
+def test_the_person_is_warned_of_external_origins() -> None:
+    from mcp_nb.apps.csp import describe_policy
+
+    lines = describe_policy(sandbox_policy({"connectDomains": ["https://api.example.com"]}))
+    assert "warning: this App may reach https://api.example.com" in lines
+    assert not any(line.startswith("warning") for line in describe_policy(sandbox_policy(None)))
+
+
 def test_permissions_map_to_the_allow_attribute() -> None:
     policy = sandbox_policy({}, {"camera": {}, "clipboardWrite": {}, "usb": {}})
     assert policy.allow == "camera; clipboard-write" and policy.permissions == (

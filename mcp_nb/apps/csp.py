@@ -180,6 +180,10 @@ def describe_policy(policy: SandboxPolicy) -> list[str]:
     """Lines saying what was applied, for the cell and the static fallback."""
     lines = [("CSP (spec default, no ui.csp declared): " if policy.default else "CSP: ")
              + policy.csp]
+    reached = sorted({origin for values in policy.approved.values() for origin in values})
+    if reached:
+        # Security: the host SHOULD warn users when the UI requires external domain access.
+        lines.append(f"warning: this App may reach {', '.join(reached)}")
     if policy.allow:
         lines.append(f"allow: {policy.allow}")
     for value, reason in policy.refused:
