@@ -91,6 +91,7 @@ KNOB_MATRIX = {
     ("--garbage-stdout",): {"jsonrpc.messages": "fail"},
     ("--request-before-initialized",): {"lifecycle.requests-before-initialized": "warn"},
     ("--hostile-strings",): {"tools.names": "warn"},
+    ("--omit-result-type",): {"stateless.result-type": "fail"},
 }
 
 

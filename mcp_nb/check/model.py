@@ -47,7 +47,7 @@ class SpecRule:
 @dataclass(frozen=True)
 class Check:
     id: str
-    #: lifecycle, capabilities, tools, lists, jsonrpc, http.
+    #: lifecycle, capabilities, tools, lists, stateless, jsonrpc, http.
     area: str
     title: str
     rule: SpecRule
@@ -228,6 +228,20 @@ _CHECK_LIST = (
                 "The server MUST NOT write anything to its stdout that is not a valid MCP "
                 "message."),
           "Send logs to stderr (or notifications/message), never to stdout."),
+    Check("stateless.unsupported-version", "stateless",
+          "an unsupported version gets -32022 with the supported list",
+          _rule("2026-07-28", "basic/versioning#protocol-version-negotiation", "MUST",
+                "If the server does not implement the requested version (whether the version "
+                "is unknown to the server, or is a known version the server has chosen not to "
+                "support), it MUST respond with an UnsupportedProtocolVersionError listing the "
+                "versions it does support."),
+          "Answer a request whose _meta names a version you do not serve with error -32022 "
+          "and data.supported: the versions you serve."),
+    Check("stateless.result-type", "stateless", "every result carries resultType",
+          _rule("2026-07-28", "basic#result-responses", "MUST",
+                "The result MUST include a resultType field to indicate the type of the "
+                "result."),
+          "Put resultType (\"complete\", or \"input_required\") in every result."),
     Check("http.origin", "http", "a foreign Origin is refused with 403",
           _rule(_R, "basic/transports#security-warning", "MUST",
                 "Servers MUST validate the Origin header on all incoming connections to "

@@ -46,6 +46,8 @@ Exchange = tuple[Any, list[dict[str, Any]]]
 
 #: Offered to see the server counter-offer: it predates MCP, so no server supports it.
 UNKNOWN_VERSION = "2000-01-01"
+#: Declared in a stateless-era request's _meta: no server implements it.
+UNKNOWN_STATELESS_VERSION = "1900-01-01"
 #: An Origin a DNS-rebinding page would send.
 FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
 #: Sent in MCP-Protocol-Version to see the server refuse it.
@@ -390,11 +392,52 @@ class _Checkup:
             for capability in LISTS:
                 group.start_soon(one, capability)
         self.pagination(pages)
+        await self.stateless(main)
         if "tools" in listed:
             await self.tools(main, listed["tools"])
         else:
             self.skip(["tools.names", "tools.input-schema", "tools.output-schema",
                        "tools.annotations"], "the server lists no tools")
+
+    async def stateless(self, main: ClientSession) -> None:
+        """The 2026-07-28 rules a stateless-era main session can observe."""
+        checks = ["stateless.unsupported-version", "stateless.result-type"]
+        if main.era is not Era.STATELESS:
+            self.skip(checks, "the server does not speak the stateless era (2026-07-28)")
+            return
+        start = main.transcript.next_seq
+        answer: Any
+        try:
+            # negotiate=False: the raw answer, not the client's retry with a supported version.
+            answer = await main.discover(UNKNOWN_STATELESS_VERSION, negotiate=False,
+                                         timeout=self.timeout)
+        except McpError as exc:
+            answer = exc
+        evidence = [_entry("main", e) for e in main.transcript.since(start)
+                    if e.kind in ("request", "response", "error") and e.direction != "event"
+                    and (e.method in (None, "server/discover"))]
+        check = "stateless.unsupported-version"
+        if isinstance(answer, ServerError) and answer.code == STATELESS_ONLY:
+            supported = (answer.data or {}).get("supported") if isinstance(answer.data,
+                                                                            dict) else None
+            if isinstance(supported, list) and supported and all(
+                    isinstance(v, str) for v in supported):
+                self.put(check, "pass", f"-32022 listing {', '.join(supported)}", evidence)
+            else:
+                self.put(check, "fail", "-32022 without data.supported (a list of versions)",
+                         evidence)
+        elif isinstance(answer, ServerError):
+            self.put(check, "fail", f"answered error {answer.code}, not -32022", evidence)
+        else:
+            self.put(check, "fail", f"version {UNKNOWN_STATELESS_VERSION} was served: "
+                     f"{type(answer).__name__}", evidence)
+        missing = [_entry("main", e) for e in main.transcript
+                   if e.direction == "recv" and e.kind == "response" and e.message
+                   and isinstance(e.message.get("result"), dict)
+                   and "resultType" not in e.message["result"]]
+        self.put("stateless.result-type", "fail" if missing else "pass",
+                 f"{len(missing)} result(s) without resultType" if missing else
+                 "every result carried resultType", missing[:5])
 
     async def paginate(self, main: ClientSession, method: str, key: str, first: dict[str, Any],
                        items: list[dict[str, Any]],
