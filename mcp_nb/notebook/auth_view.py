@@ -21,15 +21,17 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..i18n import N_, _
 from . import diagrams, render
 from .widgets import _Described
 
-STEP_COLUMNS = ("step", "sent", "received", "rule", "outcome", "detail")
+STEP_COLUMNS = (N_("step"), N_("sent"), N_("received"), N_("rule"), N_("outcome"),
+                N_("detail"))
 
 
 def steps_table_html(steps: list[Any]) -> str:
     """The steps as a table, every cell escaped (steps hold no secret to begin with)."""
-    return render.table_html(STEP_COLUMNS, [
+    return render.table_html([_(title) for title in STEP_COLUMNS], [
         (s.name, s.sent, s.received, s.rule, s.outcome, s.detail) for s in steps])
 
 
@@ -41,7 +43,7 @@ def steps_record_html(steps: list[Any], alt: str) -> str:
 
 def steps_summary(steps: list[Any]) -> str:
     """``challenge ok · resource metadata ok · …``: the steps' names and outcomes."""
-    return " · ".join(f"{step.name} {step.outcome}" for step in steps) or "no step yet"
+    return " · ".join(f"{step.name} {step.outcome}" for step in steps) or _("no step yet")
 
 
 class AuthFlowView(_Described, w.VBox):
@@ -88,20 +90,20 @@ class AuthFlowView(_Described, w.VBox):
     def ask(self, authorization_url: str) -> None:
         """The browser step: show the link a person clicks, and what happens next."""
         if self.callback == "paste-back":
-            then = (f"then copy the address your browser lands on (it starts with "
-                    f"{self.redirect_uri}; the page itself may not load) and paste it in "
-                    "the box below.")
+            then = _("then copy the address your browser lands on (it starts with {uri}; the "
+                     "page itself may not load) and paste it in the box below.").format(
+                uri=self.redirect_uri)
         elif self.callback == "jupyter-server":
-            then = "the page comes back to this Jupyter server, and this cell goes on."
+            then = _("the page comes back to this Jupyter server, and this cell goes on.")
         else:
-            then = (f"the page comes back to {self.redirect_uri}, and this cell goes on "
-                    "(interrupt the kernel to give up).")
+            then = _("the page comes back to {uri}, and this cell goes on (interrupt the "
+                     "kernel to give up).").format(uri=self.redirect_uri)
         self.link.value = (
             f'{render.STYLE}<div class="mcpnb"><p><a class="mcpnb-authorize" '
             f'href="{render.esc(authorization_url)}" target="_blank" rel="noopener" '
-            'style="font-weight:600">Authorize</a> in your browser; '
-            f"{render.esc(then)}</p></div>")
-        self._set_status("waiting for the person to authorize in the browser")
+            'style="font-weight:600">' + render.esc(_("Authorize")) + "</a> "
+            + render.esc(_("in your browser; ")) + f"{render.esc(then)}</p></div>")
+        self._set_status(_("waiting for the person to authorize in the browser"))
 
     def finish(self, outcome: str) -> None:
         """The flow ended: ``authorized: …``, ``refused: …`` or ``interrupted``."""
@@ -114,8 +116,8 @@ class AuthFlowView(_Described, w.VBox):
 
     def label(self) -> str:
         """What the first display saves: which flow, never how it went."""
-        return (f"Authorization for {self.url} (callback: {self.callback}): the steps follow "
-                "as they happen")
+        return _("Authorization for {url} (callback: {callback}): the steps follow as they "
+                 "happen").format(url=self.url, callback=self.callback)
 
     def show(self) -> None:
         """Display the live view, saved as :meth:`label` (see the module's docstring)."""
@@ -138,9 +140,9 @@ class AuthFlowView(_Described, w.VBox):
                 "text/html": f'{render.STYLE}<div class="mcpnb">{render.esc(self.label())}</div>'}
 
     def describe(self) -> str:
-        state = self.outcome or "running"
-        return (f"Authorization for {self.url}: {state}\n  steps: "
-                f"{steps_summary(self.steps)}")
+        state = self.outcome or _("running")
+        return _("Authorization for {url}: {state}\n  steps: {steps}").format(
+            url=self.url, state=state, steps=steps_summary(self.steps))
 
     def static_html(self) -> str:
         return (f'{render.STYLE}<div class="mcpnb"><p>{render.esc(self._headline())}</p></div>'
@@ -149,16 +151,17 @@ class AuthFlowView(_Described, w.VBox):
     # -- drawing ------------------------------------------------------------------------------
 
     def _headline(self) -> str:
-        state = self.outcome or "running"
-        return f"Authorization for {self.url} (callback: {self.callback}): {state}"
+        state = self.outcome or _("running")
+        return _("Authorization for {url} (callback: {callback}): {state}").format(
+            url=self.url, callback=self.callback, state=state)
 
     def _set_status(self, text: str) -> None:
-        self.status.value = (f'{render.STYLE}<div class="mcpnb"><b>Authorization</b> for '
-                             f"{render.esc(self.url)}: {render.esc(text)}</div>")
+        self.status.value = (f'{render.STYLE}<div class="mcpnb">' + render.esc(
+            _("Authorization for {url}: {state}").format(url=self.url, state=text)) + "</div>")
 
     def _redraw(self) -> None:
         last = self.steps[-1] if self.steps else None
-        now = self.outcome or (f"{last.name} {last.outcome}" if last else "starting")
+        now = self.outcome or (f"{last.name} {last.outcome}" if last else _("starting"))
         self._set_status(now)
         self.diagram.value = diagrams.auth_sequence_svg(self.steps)
         self.table.value = steps_table_html(self.steps)

@@ -49,6 +49,7 @@ from ...auth import (
     choose_callback,
 )
 from ...auth.steps import shown_url
+from ...i18n import _
 from ..auth_view import AuthFlowView, steps_record_html, steps_summary
 from .displays import Listing
 from .table import CommandGroup, McpCellError, Parser
@@ -196,14 +197,15 @@ def authorize_in_cell(mcp: McpMagics, oauth: OAuth, url: str) -> None:
             _drive(mcp, oauth, flow, flow.advance(answer), view)
             assert flow.token is not None
             oauth.hold(flow.token)
-            view.finish(f"authorized: token held (scope {flow.token.scope or 'none'}; "
-                        "never shown)")
+            view.finish(_("authorized: token held (scope {scope}; never shown)").format(
+                scope=flow.token.scope or _("none")))
         except AuthorizationFailed as failed:
-            view.finish(f"refused: {failed.rule}")
-            raise McpCellError(f"authorization refused: {failed}") from None
+            view.finish(_("refused: {rule}").format(rule=failed.rule))
+            raise McpCellError(_("authorization refused: {reason}").format(
+                reason=failed)) from None
         except (KeyboardInterrupt, McpCellError) as stopped:
-            view.finish("stopped: " + ("interrupted" if isinstance(stopped, KeyboardInterrupt)
-                                       else str(stopped)))
+            view.finish(_("stopped: {why}").format(why=_("interrupted") if isinstance(
+                stopped, KeyboardInterrupt) else str(stopped)))
             raise
         finally:
             if mcp.show_widgets:
@@ -400,7 +402,7 @@ def _advance_walk(mcp: McpMagics, pasted: str) -> Any:
         reply = mcp.loop.run(meet())
         walk.need = walk.flow.advance(reply)
     except AuthorizationFailed as failed:
-        raise McpCellError(f"refused: {failed}") from None
+        raise McpCellError(_("refused: {rule}").format(rule=failed)) from None
     except McpCellError:
         raise
     new = walk.flow.steps[walk.shown:]
