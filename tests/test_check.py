@@ -239,3 +239,23 @@ def test_docs_checkup_lists_every_check_with_its_level() -> None:
         assert f"| `{check.id}` | {check.title} | {check.rule.level} |" in page, check.id
     for knob, expected in KNOB_MATRIX.items():
         assert f"| `{' '.join(knob)}` | `{next(iter(expected))}` |" in page, knob
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["stable-cursors", "broken-cursor"])
+async def test_pagination_follows_every_cursor_and_a_refused_one_only_warns(broken: bool) -> None:
+    argv = [sys.executable, str(PEERS / "paged_server.py"), *(["--broken-cursor"] * broken)]
+    report = await run_checkup(argv, timeout=TIMEOUT)
+    paging = report.result("lists.pagination")
+    if broken:
+        assert verdicts(report) == {"lists.pagination": "warn"}  # a SHOULD: never a failure
+        assert report.exit_status == 0 and "-32602" in paging.detail
+    else:
+        assert verdicts(report) == {}
+        assert paging.detail == "2 further page(s) fetched by cursor"
+        cursors = [e["message"]["params"]["cursor"] for e in paging.evidence
+                   if e["message"].get("method") == "tools/list"]
+        assert cursors == ["c1", "c2"]
+        # Every page's tools were checked, and undeclared lists were refused with -32601.
+        assert report.result("tools.names").detail == "6 tool name(s) follow the rules"
+        assert report.result("tools.annotations").outcome == "pass"
+        assert "-32601" in report.result("capabilities.prompts").detail
