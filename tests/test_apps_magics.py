@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_nb.apps.lifecycle import AppState
+from mcp_nb.notebook.app_diagram import app_sequence_svg
 from mcp_nb.notebook.apps import AppView
 
 
@@ -119,6 +120,10 @@ def test_the_apps_own_tools_call_goes_through_the_session(app: AppView, mcp: Any
     passed_back = next(i for i, e in enumerate(entries)
                        if e.direction == "host→app" and e.id == 2)
     assert asked < sent < answered < passed_back
+    picture = mcp("app --sequence")
+    assert repr(picture).startswith("App sequence: ") and "App lane" in repr(picture)
+    svg = app_sequence_svg(picture.entries)
+    assert "tools/call #2" in svg and svg.count("<line") > 3
     refused = next(e for e in session.transcript if e.direction == "host→app" and e.id == 3)
     assert refused.note == "App clock: refused tools/call"
     assert not any(e.direction == "send" and e.message["params"].get("name") == "clock_reset"

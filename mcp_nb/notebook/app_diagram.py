@@ -1,4 +1,5 @@
-"""The App lifecycle drawn from :data:`mcp_nb.apps.lifecycle.APP_TRANSITIONS`.
+"""The App lifecycle drawn from :data:`mcp_nb.apps.lifecycle.APP_TRANSITIONS`, and an App's
+traffic as a three-lane sequence (App ⇄ host ⇄ server).
 
 Like the session's diagram (:mod:`mcp_nb.notebook.diagrams`), the edges are the table the
 host enforces, so the picture cannot drift from the behaviour; only the layout is here.
@@ -10,6 +11,7 @@ import itertools
 from collections.abc import Sequence
 
 from ..apps.lifecycle import APP_TRANSITIONS, AppEvent, AppState
+from ..client.transcript import TranscriptEntry
 from .diagrams import _anchor, _arrowhead, _box
 from .render import esc
 
@@ -61,5 +63,49 @@ def app_diagram_svg(current: AppState, path: Sequence[AppState] = ()) -> str:
                           visited=state in path))
     parts.append('<text x="300" y="250" font-family="system-ui, sans-serif" font-size="11" '
                  'fill="#666">dashed: refused, or removed without ui/resource-teardown</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+#: The three lanes of an App's traffic, left to right: (title, x).
+_LANES = {"App": 70, "Host": 330, "Server": 590}
+#: Which lane each transcript direction goes from and to.
+_ENDS = {"app→host": ("App", "Host"), "host→app": ("Host", "App"),
+         "send": ("Host", "Server"), "recv": ("Server", "Host")}
+
+
+def app_sequence_svg(entries: Sequence[TranscriptEntry]) -> str:
+    """App ⇄ host ⇄ server: the App lane and the MCP wire of a transcript, in one picture.
+
+    An App's ``tools/call`` reads top to bottom as it travels: App → Host, Host → Server,
+    Server → Host, Host → App.  No times (a saved image cannot be masked by nbval).
+    """
+    messages = [e for e in entries if e.direction in _ENDS]
+    height = 60 + 34 * max(len(messages), 1)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="660" height="{height}" '
+        f'viewBox="0 0 660 {height}" class="mcpnb-app-sequence" role="img" '
+        f'aria-label="App, host and server: {len(messages)} messages">',
+    ]
+    for name, x in _LANES.items():
+        parts.append(
+            f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
+            f'font-size="13" font-weight="600">{esc(name)}</text>'
+            f'<line x1="{x}" y1="28" x2="{x}" y2="{height - 5}" stroke="#888" '
+            'stroke-dasharray="3 3"/>')
+    for index, entry in enumerate(messages):
+        y = 52 + 34 * index
+        start, end = _ENDS[entry.direction]
+        x1, x2 = _LANES[start], _LANES[end]
+        color = "#8250df" if entry.direction in ("app→host", "host→app") else "#333"
+        label = " ".join(part for part in (
+            entry.method or entry.kind, f"#{entry.id}" if entry.id is not None else "",
+            f"({entry.kind})" if entry.method and entry.kind not in ("request", "notification")
+            else "") if part)
+        parts.append(
+            f'<line x1="{x1}" y1="{y}" x2="{x2}" y2="{y}" stroke="{color}"/>'
+            + _arrowhead(x1, y, x2, y, color)
+            + f'<text x="{(x1 + x2) / 2:.0f}" y="{y - 5}" text-anchor="middle" '
+            f'font-family="system-ui, sans-serif" font-size="11">{esc(label[:48])}</text>')
     parts.append("</svg>")
     return "".join(parts)

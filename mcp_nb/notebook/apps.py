@@ -47,11 +47,12 @@ from ..apps.host import (
 )
 from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
 from ..client.errors import ServerError
+from ..client.transcript import APP_LANE
 from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
 from . import render
-from .app_diagram import app_diagram_svg
+from .app_diagram import app_diagram_svg, app_sequence_svg
 from .widgets import _Described
 
 STATIC = Path(__file__).parent / "static"
@@ -443,6 +444,26 @@ def app_view_for_call(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
     view.read_resource()
     view.load()
     return view
+
+
+class AppSequence:
+    """``%mcp app --sequence``: the App lane and the MCP wire as one three-lane picture."""
+
+    LAST = 60
+
+    def __init__(self, transcript: Any) -> None:
+        entries = list(transcript)
+        first = next((i for i, e in enumerate(entries) if e.direction in APP_LANE), None)
+        self.entries = [] if first is None else [
+            e for e in entries[first:] if e.direction != "event"][-self.LAST:]
+
+    def __repr__(self) -> str:
+        lane = sum(1 for e in self.entries if e.direction in APP_LANE)
+        return (f"App sequence: {len(self.entries)} messages, {lane} of them on the App lane"
+                if self.entries else "App sequence: no App has exchanged a message yet")
+
+    def _repr_html_(self) -> str:
+        return render.svg_image_html(app_sequence_svg(self.entries), repr(self))
 
 
 class StepOutcome:

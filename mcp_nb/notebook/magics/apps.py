@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ...apps import meta
-from ..apps import AppStepper, declares_apps
+from ..apps import AppSequence, AppStepper, declares_apps
 from .arguments import key_values
 from .operations import check_arguments
 from .table import CommandGroup, McpCellError, Parser
@@ -26,6 +26,9 @@ def _app_arguments(p: Parser) -> None:
                         "(call, read, csp, load, input, result, teardown)")
     p.add_argument("--next", action="store_true", help="do the next step of the App being "
                                                        "stepped through")
+    p.add_argument("--sequence", action="store_true",
+                   help="draw this session's App traffic with the MCP wire beside it: App ⇄ "
+                        "host ⇄ server, from the first App message on (the last 60)")
 
 
 @GROUP.command("app", "render an MCP App tool in the cell (%mcp app TOOL k=v …), or step "
@@ -33,6 +36,8 @@ def _app_arguments(p: Parser) -> None:
                arguments=_app_arguments, json_arguments=True)
 def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session()
+    if args.sequence:
+        return AppSequence(hosted.session.transcript)
     if args.next:
         stepper: AppStepper | None = getattr(hosted, "app_stepper", None)
         if stepper is None:
