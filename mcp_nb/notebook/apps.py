@@ -114,6 +114,7 @@ class AppView(_Described, w.VBox):
         self.notes = w.HTML()
         self.diagram = w.HTML()
         self.result_html = w.HTML()
+        self._unsubscribe: Any = None
         self.lifecycle.observers.add(self._on_transition)
         self._draw_diagram()
         if result is not None:
@@ -144,7 +145,7 @@ class AppView(_Described, w.VBox):
         self.host.exchanges.add(self._record)
         if self.result is not None:
             self.host.set_result(self.result.model_dump(exclude_none=True))
-        self.hosted.session.on_transition(self._on_session_transition)
+        self._unsubscribe = self.hosted.session.on_transition(self._on_session_transition)
         self._draw_header()
 
     def load(self) -> None:
@@ -350,6 +351,9 @@ class AppView(_Described, w.VBox):
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
         self._draw_diagram()
+        if record.target is AppState.TORN_DOWN and self._unsubscribe is not None:
+            self._unsubscribe()  # a torn-down App no longer follows its session
+            self._unsubscribe = None
 
     def _draw_diagram(self) -> None:
         self.diagram.value = app_diagram_svg(self.lifecycle.state, self.lifecycle.path)
