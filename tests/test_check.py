@@ -241,21 +241,45 @@ def test_docs_checkup_lists_every_check_with_its_level() -> None:
         assert f"| `{' '.join(knob)}` | `{next(iter(expected))}` |" in page, knob
 
 
-@pytest.mark.parametrize("broken", [False, True], ids=["stable-cursors", "broken-cursor"])
-async def test_pagination_follows_every_cursor_and_a_refused_one_only_warns(broken: bool) -> None:
-    argv = [sys.executable, str(PEERS / "paged_server.py"), *(["--broken-cursor"] * broken)]
-    report = await run_checkup(argv, timeout=TIMEOUT)
+#: checkup_peer.py flag → the one check it must trip: rules the lab has no knob for.
+PEER_MATRIX = {
+    "--broken-cursor": {"lists.pagination": "warn"},  # a SHOULD: never a failure
+    "--bad-output": {"tools.output-schema": "fail"},
+    "--bad-input-schema": {"tools.input-schema": "fail"},
+    "--bad-annotations": {"tools.annotations": "fail"},
+}
+
+
+def checkup_peer(*flags: str) -> list[str]:
+    return [sys.executable, str(PEERS / "checkup_peer.py"), *flags]
+
+
+async def test_the_healthy_checkup_peer_passes_with_every_page_and_call_checked() -> None:
+    report = await run_checkup(checkup_peer(), call_tools="measure", timeout=TIMEOUT)
+    assert verdicts(report) == {}
     paging = report.result("lists.pagination")
-    if broken:
-        assert verdicts(report) == {"lists.pagination": "warn"}  # a SHOULD: never a failure
-        assert report.exit_status == 0 and "-32602" in paging.detail
-    else:
-        assert verdicts(report) == {}
-        assert paging.detail == "2 further page(s) fetched by cursor"
-        cursors = [e["message"]["params"]["cursor"] for e in paging.evidence
-                   if e["message"].get("method") == "tools/list"]
-        assert cursors == ["c1", "c2"]
-        # Every page's tools were checked, and undeclared lists were refused with -32601.
-        assert report.result("tools.names").detail == "6 tool name(s) follow the rules"
-        assert report.result("tools.annotations").outcome == "pass"
-        assert "-32601" in report.result("capabilities.prompts").detail
+    assert paging.detail == "2 further page(s) fetched by cursor"
+    cursors = [e["message"]["params"]["cursor"] for e in paging.evidence
+               if e["message"].get("method") == "tools/list"]
+    assert cursors == ["c1", "c2"]
+    # Every page's tools were checked, and undeclared lists were refused with -32601.
+    assert report.result("tools.names").detail == "7 tool name(s) follow the rules"
+    assert report.result("tools.annotations").outcome == "pass"
+    assert "-32601" in report.result("capabilities.prompts").detail
+    output = report.result("tools.output-schema")
+    assert output.detail == "schemas valid; structuredContent conforms"
+
+
+@pytest.mark.parametrize("flag", list(PEER_MATRIX))
+async def test_each_flaw_of_the_checkup_peer_is_caught_by_its_check_and_nothing_else(
+        flag: str) -> None:
+    report = await run_checkup(checkup_peer(flag), call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == PEER_MATRIX[flag], text_summary(report)
+    assert report.exit_status == (1 if "fail" in PEER_MATRIX[flag].values() else 0)
+    assert report.result(next(iter(PEER_MATRIX[flag]))).evidence
+
+
+async def test_a_flawed_output_is_not_seen_unless_the_call_is_allowed() -> None:
+    report = await run_checkup(checkup_peer("--bad-output"), timeout=TIMEOUT)
+    assert verdicts(report) == {}
+    assert "no call allowed" in report.result("tools.output-schema").detail
