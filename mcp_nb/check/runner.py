@@ -26,7 +26,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import httpx
@@ -74,11 +74,15 @@ def describe(target: Target) -> str:
     return shlex.join(target)
 
 
+def _is_url(target: Target) -> TypeGuard[str]:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
 def _factory(target: Target, timeout: float) -> Callable[[], ClientSession] | None:
     """Sessions to new connections to the target (None for an open session: only it is ours)."""
     if isinstance(target, ClientSession):
         return None
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
+    if _is_url(target):
         url = target
         return lambda: ClientSession(http_transport(url), timeout=timeout,
                                      probe_timeout=timeout)
@@ -193,13 +197,12 @@ class _Checkup:
                 if connect_error is None:
                     group.start_soon(self.features, main)
                 group.start_soon(self.lifecycle, main, connect_error)
-                if isinstance(self.target, str) and self.target.startswith(("http://",
-                                                                            "https://")):
+                if _is_url(self.target):
                     group.start_soon(self.http_probes, self.target)
             self.jsonrpc()
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
-        if not (isinstance(self.target, str) and self.target.startswith(("http://", "https://"))):
+        if not _is_url(self.target):
             self.skip([c for c in CHECKS if c.startswith("http.")],
                       "not a Streamable HTTP target (these rules are HTTP's)")
         server = main.server_info
@@ -231,6 +234,7 @@ class _Checkup:
             return
         session = self.new_session()
         self.sessions.append(("handshake", session))
+        judged = False
         try:
             async with session:
                 try:
@@ -243,10 +247,13 @@ class _Checkup:
                                   "no ping")
                         return
                     connect_error = exc
+                judged = True
                 await self.handshake_lifecycle(session, "handshake", connect_error)
         except McpError as exc:
-            # The session could not even start (or broke while closing): what it saw is judged.
-            await self.handshake_lifecycle(session, "handshake", exc)
+            # The session could not even start: what it saw is judged (once; an error while
+            # closing a session already judged changes nothing).
+            if not judged:
+                await self.handshake_lifecycle(session, "handshake", exc)
 
     async def handshake_lifecycle(self, session: ClientSession, name: str,
                                   connect_error: Exception | None) -> None:
