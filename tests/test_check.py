@@ -283,3 +283,16 @@ async def test_a_flawed_output_is_not_seen_unless_the_call_is_allowed() -> None:
     report = await run_checkup(checkup_peer("--bad-output"), timeout=TIMEOUT)
     assert verdicts(report) == {}
     assert "no call allowed" in report.result("tools.output-schema").detail
+
+
+async def test_legacy_sse_and_stateless_only_http_get_no_false_failure() -> None:
+    with lab_server("--sse") as server:
+        legacy = await run_checkup(server.ready_text.replace("/mcp", "/sse"), timeout=TIMEOUT)
+    assert verdicts(legacy) == {}, text_summary(legacy)
+    origin = legacy.result("http.origin")
+    assert origin.outcome == "not-applicable" and "legacy HTTP+SSE" in origin.detail
+    with lab_server("--era", "stateless") as server:
+        modern = await run_checkup(server.ready_text, timeout=TIMEOUT)
+    assert verdicts(modern) == {}, text_summary(modern)
+    assert modern.era == "stateless"
+    assert modern.result("stateless.unsupported-version").outcome == "pass"
