@@ -207,6 +207,9 @@ async def test_server_everything_gets_no_false_failure() -> None:
     ended = http.result("http.session-404").evidence
     assert [e["http"]["request"]["method"] for e in ended] == ["DELETE", "POST"]
     assert ended[1]["http"]["response"]["status"] == 400  # the spec says 404
+    with contextlib.contextmanager(everything_http)(entry, "sse") as base:
+        legacy = await run_checkup(f"{base}/sse", timeout=TIMEOUT)
+    assert verdicts(legacy) == {}, text_summary(legacy)
 
 
 def test_mcp_check_in_a_cell_shows_a_table_by_area_with_evidence(mcp) -> None:
