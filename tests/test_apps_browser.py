@@ -93,6 +93,17 @@ def test_a_button_in_the_app_calls_the_server_through_the_kernel(
         # ui/message goes to the cell (no conversation in a notebook), escaped.
         view.get_by_role("button", name="Send Message").click()
         outputs(cell(page, 2)).get_by_text("would go to the conversation").wait_for()
+        # notifications/message: shown as a log line.
+        view.get_by_role("button", name="Send Log").click()
+        outputs(cell(page, 2)).get_by_text("This is log text.").wait_for()
+        # ui/open-link: offered as a link to click, never opened by the App itself.
+        pages_before = len(page.context.pages)
+        view.get_by_role("button", name="Open Link").click()
+        link = outputs(cell(page, 2)).locator('a[href="https://modelcontextprotocol.io/"]')
+        link.wait_for()
+        assert link.get_attribute("rel") == "noopener noreferrer"
+        assert link.get_attribute("target") == "_blank"
+        assert len(page.context.pages) == pages_before
 
 
 # -- the lab's App and its fault knobs ------------------------------------------------------
@@ -150,6 +161,24 @@ def test_the_lab_app_gets_input_and_result_and_its_app_only_tool_works(
         view.get_by_role("button", name=re.compile("Refresh")).click()
         view.locator("#refreshed").filter(has_text="tick 2 (UTC)").wait_for()
     cell(lab_page, 2).screenshot(path=str(ARTIFACTS / f"apps-lab-{server.front_end}.png"))
+
+
+def test_the_app_asks_for_fullscreen_and_the_host_brings_it_back(
+        server: JupyterServer, lab_page: Page) -> None:
+    view = _lab_view(lab_page, 2)
+    frame = outputs(cell(lab_page, 2)).locator("iframe.mcpnb-app-frame")
+    with screenshot_on_failure(lab_page, f"apps-failure-fullscreen-{server.front_end}.png"):
+        view.get_by_role("button", name=re.compile("Fullscreen")).click()
+        view.locator("#mode").filter(has_text="fullscreen").wait_for()
+        box = outputs(cell(lab_page, 2)).locator(".mcpnb-app")
+        lab_page.wait_for_function("(box) => getComputedStyle(box).position === 'fixed'",
+                                   arg=box.element_handle(), polling=250)
+        assert frame.bounding_box()["height"] > 600  # the whole window, not the cell
+        # The App has the focus (its button was clicked): the host's own button brings it back.
+        outputs(cell(lab_page, 2)).get_by_role("button", name="Back inline").click()
+        view.locator("#mode").filter(has_text="inline").wait_for()
+        lab_page.wait_for_function("(box) => getComputedStyle(box).position !== 'fixed'",
+                                   arg=box.element_handle(), polling=250)
 
 
 def test_the_app_cannot_reach_the_notebook_except_through_the_host(

@@ -28,6 +28,8 @@ _TEMPLATE = """<!DOCTYPE html>
 <p>result: <code id="result">waiting for ui/notifications/tool-result</code></p>
 <p><button id="refresh">Refresh (app-only tool clock_refresh)</button>
    <code id="refreshed"></code></p>
+<p><button id="fullscreen">Fullscreen (ui/request-display-mode)</button>
+   <code id="mode">inline</code></p>
 <p>sandbox check:</p><ul id="isolation"></ul>
 <script>
 "use strict";
@@ -59,6 +61,8 @@ window.addEventListener("message", (event) => {
     document.getElementById("result").textContent = text(m.params);
   } else if (m.method === "ui/notifications/tool-cancelled") {
     document.getElementById("result").textContent = "cancelled: " + m.params.reason;
+  } else if (m.method === "ui/notifications/host-context-changed") {
+    if (m.params.displayMode) document.getElementById("mode").textContent = m.params.displayMode;
   } else if (m.method === "ui/resource-teardown") {
     post({ jsonrpc: "2.0", id: m.id, result: {} });
   }
@@ -120,6 +124,11 @@ function reportSize() {
   notify("ui/notifications/size-changed", { width: document.documentElement.scrollWidth, height });
   document.body.dataset.reportedHeight = String(height);  // what a test compares with
 }
+
+document.getElementById("fullscreen").addEventListener("click", async () => {
+  const answer = await request("ui/request-display-mode", { mode: "fullscreen" });
+  document.getElementById("mode").textContent = answer.mode;
+});
 
 window.addEventListener("securitypolicyviolation", (event) => {
   log("warning", "CSP blocked " + event.blockedURI + " (" + event.effectiveDirective + ")");

@@ -35,6 +35,15 @@ function render({ model, el }) {
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
   bar.className = "mcpnb-app-bar";
+  const barText = document.createElement("span");
+  // Esc reaches this page only while it has the focus (a click inside the App gives the
+  // focus to the App's own document), so the way back is also a button of the host's.
+  const inline = document.createElement("button");
+  inline.textContent = "Back inline";
+  inline.className = "mcpnb-app-inline";
+  inline.addEventListener("click", () => model.send({ kind: "escape" }));
+  bar.appendChild(barText);
+  bar.appendChild(inline);
   const frame = document.createElement("iframe");
   frame.className = "mcpnb-app-frame";
   frame.setAttribute("sandbox", model.get("sandbox"));
@@ -55,7 +64,7 @@ function render({ model, el }) {
           padding: "8px", overflow: "auto" }
       : { position: "", inset: "", zIndex: "", background: "", padding: "", overflow: "" });
     if (full) frame.style.height = "calc(100vh - 40px)";
-    bar.textContent = full ? "fullscreen (asked by the App) · Esc returns it inline" : "";
+    barText.textContent = full ? "fullscreen (asked by the App) · Esc or " : "";
     bar.style.display = full ? "block" : "none";
   };
   const removed = () => {
