@@ -253,6 +253,16 @@ def test_the_proxy_gets_the_html_when_it_says_ready() -> None:
     assert host.state is AppState.LOADED
 
 
+def test_a_page_that_posts_the_html_itself_still_has_it_recorded() -> None:
+    host, seen = _host()
+    host.page_posts_resource = True
+    host.frame_created()
+    assert host.receive(_notify("ui/notifications/sandbox-proxy-ready")) == []
+    assert seen[-1].message == host.resource_message()
+    assert seen[-1].note == "posted by the host's page as the proxy said ready"
+    assert host.state is AppState.LOADED
+
+
 def test_initialize_answers_host_info_capabilities_and_context() -> None:
     host, _ = _host()
     host.frame_created()

@@ -209,6 +209,10 @@ class AppHost:
         self.messages: list[dict[str, Any]] = []
         self.size: tuple[float | None, float | None] = (None, None)
         self.size_changes = 0
+        #: The host's page holds :meth:`resource_message` and posts it itself the moment the
+        #: proxy says ready (one crossing of the kernel's websocket fewer per render); the
+        #: exchange is still recorded, in its place.
+        self.page_posts_resource = False
         self._ids = itertools.count(1)
         self._pending: dict[str | int, str] = {}
 
@@ -330,6 +334,14 @@ class AppHost:
         return {"openLinks": {}, "serverTools": {}, "serverResources": {}, "logging": {},
                 "sandbox": sandbox}
 
+    def resource_message(self) -> dict[str, Any]:
+        """``ui/notifications/sandbox-resource-ready``: the View's HTML and its sandbox, for
+        the proxy (which applies them; the CSP itself is already in the proxy's head)."""
+        return _notification("ui/notifications/sandbox-resource-ready", {
+            "html": self.resource.html, "sandbox": self.policy.sandbox,
+            "csp": dict(self.resource.csp or {}),
+            "permissions": dict(self.resource.permissions)})
+
     def initialize_result(self, requested_version: Any) -> dict[str, Any]:
         context = self.context.to_dict()
         context["toolInfo"] = {"tool": self.tool}
@@ -398,10 +410,12 @@ class AppHost:
                 return []
             self._log("app→host", message)
             self.lifecycle.fire(AppEvent.RESOURCE_SENT)
-            return [self._send(_notification("ui/notifications/sandbox-resource-ready", {
-                "html": self.resource.html, "sandbox": self.policy.sandbox,
-                "csp": dict(self.resource.csp or {}),
-                "permissions": dict(self.resource.permissions)}))]
+            if self.page_posts_resource:
+                # Already posted by the host's page, the moment the proxy said ready.
+                self._log("host→app", self.resource_message(),
+                          "posted by the host's page as the proxy said ready")
+                return []
+            return [self._send(self.resource_message())]
         if method == "ui/notifications/initialized":
             if self.state is not AppState.INITIALIZING:
                 self._log("app→host", message, f"ignored: the App is {self.state}, "

@@ -76,6 +76,8 @@ class AppFrame(anywidget.AnyWidget):
     height = traitlets.Int(INITIAL_HEIGHT).tag(sync=True)
     display_mode = traitlets.Unicode("inline").tag(sync=True)
     removed = traitlets.Bool(False).tag(sync=True)
+    #: ui/notifications/sandbox-resource-ready, posted by the page when the proxy is ready.
+    resource_message = traitlets.Dict().tag(sync=True)
 
 
 def declares_apps(session: Any) -> bool:
@@ -157,7 +159,9 @@ class AppView(_Described, w.VBox):
             proxy_doc=proxy_document(self.host.policy, PROXY_SCRIPT),
             sandbox=self.host.policy.sandbox, allow=self.host.policy.allow,
             title=f"MCP App {self.tool_name} ({self.uri})",
-            border=True if border is None else border)
+            border=True if border is None else border,
+            resource_message=self.host.resource_message())
+        self.host.page_posts_resource = True
         self.frame.on_msg(self._on_frame_message)
         self.children = [self.header, self.frame, self.notes, self.result_html,
                          w.Accordion([self.diagram], titles=("App lifecycle",))]

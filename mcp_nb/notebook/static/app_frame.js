@@ -30,7 +30,16 @@ function asJson(data) {
   }
 }
 
+// One App, one frame: a second view of the same output (JupyterLab's "Create New View for
+// Output") would start a second View against one host lifecycle. It shows a note instead.
+const hosted = new WeakSet();
+
 function render({ model, el }) {
+  if (hosted.has(model)) {
+    el.textContent = "(this MCP App is shown in another view of this output)";
+    return () => {};
+  }
+  hosted.add(model);
   const box = document.createElement("div");
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
@@ -73,9 +82,18 @@ function render({ model, el }) {
       box.textContent = "(App torn down)";
     }
   };
+  let resourcePosted = false;
   const onMessage = (event) => {
     if (event.source !== frame.contentWindow) return;
-    model.send({ kind: "frame", message: asJson(event.data) });
+    const data = event.data;
+    if (!resourcePosted && data && data.method === "ui/notifications/sandbox-proxy-ready"
+        && model.get("resource_message") && model.get("resource_message").method) {
+      // The host's answer to this, built by the kernel beforehand: posted at once instead
+      // of after a round trip to the kernel (which records it all the same).
+      resourcePosted = true;
+      frame.contentWindow.postMessage(model.get("resource_message"), "*");
+    }
+    model.send({ kind: "frame", message: asJson(data) });
   };
   const onCustom = (content) => {
     if (content && content.kind === "frame" && frame.contentWindow) {
@@ -125,6 +143,7 @@ function render({ model, el }) {
     model.off("change:height", place);
     model.off("change:display_mode", place);
     model.off("change:removed", removed);
+    hosted.delete(model);
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).
     try { model.send({ kind: "view-removed" }); } catch (error) { /* comm already closed */ }
