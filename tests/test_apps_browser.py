@@ -186,9 +186,9 @@ def test_the_app_cannot_reach_the_notebook_except_through_the_host(
     view = _lab_view(lab_page, 2)
     with screenshot_on_failure(lab_page, f"apps-failure-isolation-{server.front_end}.png"):
         checks = view.locator("#isolation li")
-        checks.nth(4).wait_for()
+        checks.nth(5).wait_for()
         said = checks.all_inner_texts()
-        assert len(said) == 5 and all(line.startswith("blocked:") for line in said), said
+        assert len(said) == 6 and all(line.startswith("blocked:") for line in said), said
         # The App's report reached the cell the one way it can: notifications/message.
         outputs(cell(lab_page, 2)).get_by_text("sandbox check: blocked").wait_for()
     # The notebook page itself is untouched, and no App frame reached the server.
@@ -219,7 +219,7 @@ def test_a_flood_of_size_changes_ends_at_the_last_size(
         server: JupyterServer, lab_page: Page) -> None:
     index = 6 + 2 * len(FAULTS)
     frame = outputs(cell(lab_page, index)).locator("iframe.mcpnb-app-frame")
-    _lab_view(lab_page, index).locator("#isolation li").nth(4).wait_for()
+    _lab_view(lab_page, index).locator("#isolation li").nth(5).wait_for()
     # The flood's sizes run from 100 to 599 px; the View's last message is its real height,
     # which the frame must end at (each size passes through the kernel, in order).
     reported = _lab_view(lab_page, index).locator("body[data-reported-height]")

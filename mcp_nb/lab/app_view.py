@@ -84,6 +84,28 @@ function attempt(what, action) {
   return outcome;
 }
 
+function spoof() {
+  // A request posted straight to the notebook page, past the sandbox proxy: the host only
+  // listens to its own proxy frame, so no answer may ever come back.
+  return new Promise((resolve) => {
+    let answered = false;
+    const listen = (event) => { if (event.data && event.data.id === "spoof") answered = true; };
+    window.addEventListener("message", listen);
+    window.top.postMessage({ jsonrpc: "2.0", id: "spoof", method: "tools/call",
+                             params: { name: "clock_refresh", arguments: {} } }, "*");
+    setTimeout(() => {
+      window.removeEventListener("message", listen);
+      const said = answered ? "LEAK: a request posted to the notebook page was answered"
+        : "blocked: a request posted straight to the notebook page (no answer)";
+      const item = document.createElement("li");
+      item.textContent = said;
+      if (answered) item.className = "leak";
+      document.getElementById("isolation").appendChild(item);
+      resolve(said);
+    }, 1000);
+  });
+}
+
 async function isolation() {
   const lines = [
     attempt("the notebook's DOM (parent.document)", () => window.parent.document.title),
@@ -103,6 +125,7 @@ async function isolation() {
   if (api.startsWith("LEAK")) item.className = "leak";
   document.getElementById("isolation").appendChild(item);
   lines.push(api);
+  lines.push(await spoof());
   const leaked = lines.some((l) => l.startsWith("LEAK"));
   log(leaked ? "error" : "info", "sandbox check: " + lines.join("; "));
 }
