@@ -258,3 +258,23 @@ def test_a_background_call_shows_the_app_at_once_and_says_when_it_is_cancelled(
     _until(lambda: posted)
     assert posted[0]["method"] == "ui/notifications/tool-cancelled"
     assert view.lifecycle.state is AppState.CANCELLED
+
+
+def test_what_an_app_says_is_escaped_in_the_cell(app: AppView) -> None:
+    app._on_frame_message(app.frame, {"kind": "created"}, [])
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+    hostile = '<img src=x onerror="alert(1)">'
+    _frame(app, {"jsonrpc": "2.0", "id": 2, "method": "ui/message",
+                 "params": {"role": "user", "content": {"type": "text", "text": hostile}}})
+    _frame(app, {"jsonrpc": "2.0", "method": "notifications/message",
+                 "params": {"level": "info", "data": hostile}})
+    _frame(app, {"jsonrpc": "2.0", "id": 3, "method": "ui/open-link",
+                 "params": {"url": 'https://example.com/"><script>alert(1)</script>'}})
+    _frame(app, {"jsonrpc": "2.0", "id": 4, "method": "ui/update-model-context",
+                 "params": {"structuredContent": {"x": hostile}}})
+    notes = app.notes.value
+    assert "<img" not in notes and "<script" not in notes
+    assert "&lt;img src=x onerror=" in notes
+    assert 'href="https://example.com/&quot;&gt;&lt;script&gt;' in notes
