@@ -163,8 +163,11 @@ class AppView(_Described, w.VBox):
             resource_message=self.host.resource_message())
         self.host.page_posts_resource = True
         self.frame.on_msg(self._on_frame_message)
-        self.children = [self.header, self.frame, self.notes, self.result_html,
-                         w.Accordion([self.diagram], titles=("App lifecycle",))]
+        # The result folds away under the App (structuredContent is for the App to draw; a
+        # text-only host would show this), beside the lifecycle diagram.
+        self.children = [self.header, self.frame, self.notes,
+                         w.Accordion([self.result_html, self.diagram],
+                                     titles=("tool result", "App lifecycle"))]
 
     def send_tool_input(self) -> None:
         self._apply(self._host().send_tool_input())
