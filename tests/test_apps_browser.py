@@ -209,10 +209,13 @@ def test_a_view_that_never_says_initialized_is_sent_nothing(
         server: JupyterServer, lab_page: Page) -> None:
     index = 4 + 2 * len(FAULTS)
     view = _lab_view(lab_page, index)
-    view.locator("#isolation").wait_for(state="attached")
-    lab_page.wait_for_timeout(500)
-    assert _state(lab_page, index) == "Initializing"
-    assert view.locator("#input").inner_text() == "waiting for ui/notifications/tool-input"
+    with screenshot_on_failure(lab_page, f"apps-failure-never-{server.front_end}.png"):
+        view.locator("#isolation").wait_for(state="attached")
+        # The cell says why nothing more happens, after a few seconds.
+        outputs(cell(lab_page, index)).get_by_text(
+            "MUST NOT send the View anything before it").wait_for()
+        assert _state(lab_page, index) == "Initializing"
+        assert view.locator("#input").inner_text() == "waiting for ui/notifications/tool-input"
 
 
 def test_a_flood_of_size_changes_ends_at_the_last_size(

@@ -60,6 +60,8 @@ STATIC = Path(__file__).parent / "static"
 PROXY_SCRIPT = (STATIC / "sandbox_proxy.js").read_text(encoding="utf-8")
 #: Seconds the host waits for the View's answer to ui/resource-teardown (it SHOULD wait).
 TEARDOWN_WAIT = 2.0
+#: Seconds after the frame appears before the cell says the View has not initialized.
+INITIALIZED_WAIT = 5.0
 #: The frame's height before the View reports its size, and the most it may grow to.
 INITIAL_HEIGHT, MAX_HEIGHT = 160, 600
 
@@ -212,6 +214,9 @@ class AppView(_Described, w.VBox):
                 context.time_zone = str(content.get("timeZone") or "") or None
                 if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
                     self._apply(self.host.frame_created())
+                    timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
+                    timer.daemon = True
+                    timer.start()
             elif kind == "frame":
                 self._apply(self.host.receive(content.get("message")))
             elif kind == "theme":
@@ -277,6 +282,15 @@ class AppView(_Described, w.VBox):
             return self.hosted.tool(name)
         except McpError:
             return None
+
+    def _still_waiting(self) -> None:
+        """Say so in the cell when the View has not said ``initialized`` in good time."""
+        state = self.lifecycle.state
+        if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
+            self._show(Show("waiting", {"text": (
+                f"the App is {state} after {INITIALIZED_WAIT:g} s: no "
+                "ui/notifications/initialized yet, so its input and result are held (the host "
+                "MUST NOT send the View anything before it)")}))
 
     def _give_up(self, why: str) -> None:
         if self.host is not None:
@@ -349,6 +363,8 @@ class AppView(_Described, w.VBox):
             if self.frame is not None:
                 self.frame.display_mode = mode
             note = f"display mode: {render.esc(mode)} (asked by the App)"
+        elif action.kind == "waiting":
+            note = f'<span class="finding">{render.esc(data.get("text"))}</span>'
         else:
             note = (f'<span class="finding">refused {render.esc(data.get("method"))}: '
                     f"{render.esc(data.get('reason'))}</span>")
