@@ -263,3 +263,18 @@ def test_the_budget_allocator_example_renders_its_chart_and_sliders(
         cell(other, 2).screenshot(path=str(ARTIFACTS / f"apps-budget-{server.front_end}.png"))
     finally:
         other.close()
+
+
+def test_a_reloaded_page_shows_the_app_again(server: JupyterServer, lab_page: Page) -> None:
+    """Last of the lab page's tests: it reloads the page (the kernel lives on)."""
+    with screenshot_on_failure(lab_page, f"apps-failure-reload-{server.front_end}.png"):
+        _lab_view(lab_page, 2).locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
+        # Saved first, as a person's notebook would be: the outputs name the live widgets.
+        lab_page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        lab_page.wait_for_function(
+            "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", polling=250)
+        lab_page.reload()
+        view = _lab_view(lab_page, 2)
+        view.locator("#input").filter(has_text='{"label":"Paris"}').wait_for()
+        view.locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
+        outputs(cell(lab_page, 2)).get_by_text("a new page shows this App").wait_for()

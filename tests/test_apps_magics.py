@@ -278,3 +278,16 @@ def test_what_an_app_says_is_escaped_in_the_cell(app: AppView) -> None:
     assert "<img" not in notes and "<script" not in notes
     assert "&lt;img src=x onerror=" in notes
     assert 'href="https://example.com/&quot;&gt;&lt;script&gt;' in notes
+
+
+def test_a_new_page_showing_the_app_starts_a_new_view(app: AppView) -> None:
+    for _ in range(2):  # the first page, then the same output in a reloaded page
+        app._on_frame_message(app.frame, {"kind": "created"}, [])
+        _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
+        _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+        sent = _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+        assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
+                                              "ui/notifications/tool-result"]
+        assert app.lifecycle.state is AppState.INTERACTIVE
+    assert "a new page shows this App" in app.notes.value
+    assert len(app.lifecycle.history) == 7  # one lifecycle, the new one: not both

@@ -206,6 +206,11 @@ class AppView(_Described, w.VBox):
         kind = content.get("kind")
         with self._lock:
             if kind == "created":
+                if not self.lifecycle.can_fire(AppEvent.FRAME_CREATED) \
+                        and self.lifecycle.state is not AppState.REQUESTED:
+                    # A new page shows this output (reloaded, or reopened while the kernel
+                    # lives): the old View is gone with its page; a new View, a new lifecycle.
+                    self._restart()
                 context = self.host.context
                 context.theme = "dark" if content.get("theme") == "dark" else "light"
                 width = content.get("width")
@@ -282,6 +287,27 @@ class AppView(_Described, w.VBox):
             return self.hosted.tool(name)
         except McpError:
             return None
+
+    def _restart(self) -> None:
+        old = self._host()
+        self._show(Show("waiting", {"text": (
+            f"a new page shows this App (the previous View, {old.state}, went with its page): "
+            "it starts again with a new lifecycle")}))
+        self.lifecycle = AppLifecycle()
+        self.lifecycle.observers.add(self._on_transition)
+        self.host = AppHost(old.tool, old.resource, old.policy, arguments=old.arguments,
+                            call_id=old.call_id, find_tool=self._find_tool,
+                            host_info=old.host_info, deliver=True, lifecycle=self.lifecycle)
+        self.host.exchanges.add(self._record)
+        self.host.page_posts_resource = old.page_posts_resource
+        if self.result is not None:
+            self.host.set_result(self.result.model_dump(exclude_none=True))
+        elif old.cancelled is not None:
+            self.host.set_cancelled(old.cancelled)
+        if self.frame is not None:
+            self.frame.removed = False
+            self.frame.display_mode = "inline"
+        self._draw_diagram()
 
     def _still_waiting(self) -> None:
         """Say so in the cell when the View has not said ``initialized`` in good time."""
