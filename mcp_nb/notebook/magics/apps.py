@@ -61,8 +61,8 @@ def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.step:
         hosted.app_stepper = stepper
         return stepper.plan()
-    for _ in ("call", "read", "csp"):
-        stepper.step()
+    stepper.step()  # call
+    stepper.step()  # read (the CSP step only shows what the frame then applies)
     view = stepper.view
     if view.host is not None:
         view.host.deliver = True  # not stepping: input and result go once initialized
