@@ -55,6 +55,9 @@ TESTS = (
     "tests/test_lifecycle.py",
     "tests/test_negotiation.py",
     "tests/test_stateless_core.py",
+    # MCP Apps' host core (sans-I/O, driven with JSON) and the lab's App behind it.
+    "mcp_nb/apps",
+    "tests/test_apps.py",
     # Subprocesses, pipes, signals and anyio: the stdio transport and the session over it,
     # including the robustness tests (a hung request interrupted, oversized frames).
     "tests/test_stdio_framing.py",
