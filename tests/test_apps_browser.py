@@ -278,3 +278,22 @@ def test_a_reloaded_page_shows_the_app_again(server: JupyterServer, lab_page: Pa
         view.locator("#input").filter(has_text='{"label":"Paris"}').wait_for()
         view.locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
         outputs(cell(lab_page, 2)).get_by_text("a new page shows this App").wait_for()
+
+
+def test_the_explorers_apps_tab_renders_an_app(server: JupyterServer, page: Page) -> None:
+    write_notebook(server.root / "explore_apps.ipynb",
+                   ["%load_ext mcp_nb", "%mcp connect clock --lab=--apps", "%mcp explore"])
+    other = page.context.new_page()
+    try:
+        with screenshot_on_failure(other, f"apps-failure-explorer-{server.front_end}.png"):
+            open_notebook(other, server, "explore_apps.ipynb")
+            run_all(other)
+            explorer = cell(other, 2)
+            explorer.locator(".lm-TabBar-tab").filter(has_text="Apps").first.click()
+            explorer.get_by_role("cell", name="clock_reset").wait_for()  # the visibility table
+            explorer.get_by_role("button", name="Render").click()
+            view = outputs(explorer).frame_locator("iframe.mcpnb-app-frame").frame_locator(
+                "iframe")
+            view.locator("#result").filter(has_text="tick 1 (UTC)").wait_for()
+    finally:
+        other.close()
