@@ -434,6 +434,18 @@ class AppView(_Described, w.VBox):
             f"App lifecycle: {self.lifecycle.state.value}")
 
 
+def _app_tool(hosted: Any, tool_name: str) -> Any:
+    """``tool_name``'s description when it is an App tool and the session declared the
+    extension; else None (the text result is all there is)."""
+    if not declares_apps(hosted.session):
+        return None
+    try:
+        tool = hosted.tool(tool_name)
+    except McpError:
+        return None
+    return tool if tool is not None and meta.resource_uri(tool) is not None else None
+
+
 def app_view_while_running(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
                            future: Any, call_id: int | None) -> AppView | None:
     """Show an App tool's App while its call runs (``%mcp call --background``).
@@ -442,13 +454,8 @@ def app_view_while_running(hosted: Any, tool_name: str, arguments: Mapping[str, 
     ``tool-result`` when the call completes, or ``tool-cancelled`` (the host MUST send
     it) when it is cancelled or fails.
     """
-    if not declares_apps(hosted.session):
-        return None
-    try:
-        tool = hosted.tool(tool_name)
-    except McpError:
-        return None
-    if tool is None or meta.resource_uri(tool) is None:
+    tool = _app_tool(hosted, tool_name)
+    if tool is None:
         return None
     view = AppView(hosted, tool, arguments, call_id=call_id)
     view.read_resource()
@@ -485,13 +492,8 @@ def app_view_for_call(hosted: Any, tool_name: str, arguments: Mapping[str, Any],
                       result: CallToolResult, call_id: int | None) -> AppView | None:
     """The App to show for a completed ``tools/call``, or None when the tool is no App or
     the session did not declare the extension (then the text result is all there is)."""
-    if not declares_apps(hosted.session):
-        return None
-    try:
-        tool = hosted.tool(tool_name)
-    except McpError:
-        return None
-    if tool is None or meta.resource_uri(tool) is None:
+    tool = _app_tool(hosted, tool_name)
+    if tool is None:
         return None
     view = AppView(hosted, tool, arguments, call_id=call_id, result=result)
     view.read_resource()

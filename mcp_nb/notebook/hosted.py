@@ -58,6 +58,8 @@ class HostedSession:
         self.view = SessionView(session, name)
         self._tools: dict[str, Tool] | None = None
         session.on_notification(self._forget_tools)
+        #: The App being stepped through (``%mcp app TOOL --step``; an ``AppStepper``), if any.
+        self.app_stepper: Any = None
         #: Progress widgets of this session's calls in flight (told when their timeout is held).
         self.progress_widgets: set[RequestProgress] = set()
 

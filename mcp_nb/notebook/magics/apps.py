@@ -39,7 +39,7 @@ def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.sequence:
         return AppSequence(hosted.session.transcript)
     if args.next:
-        stepper: AppStepper | None = getattr(hosted, "app_stepper", None)
+        stepper: AppStepper | None = hosted.app_stepper
         if stepper is None:
             raise McpCellError("no App is being stepped through: %mcp app TOOL --step first")
         return stepper.step()
