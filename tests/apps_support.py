@@ -1,6 +1,6 @@
 """The official MCP Apps example servers from npm, installed on first use into ``.cache/``.
 
-Like :func:`http_support.install_everything`: pinned versions (an upstream release
+Through :func:`http_support.install_npm_package`: pinned versions (an upstream release
 cannot change the tests under us), kept in the repository's ignored ``.cache/``,
 skipped without node and npm.  Each example serves its App over stdio with
 ``--stdio`` (its README's client configuration).
@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from http_support import ROOT, install_npm_package
 
 #: package name → pinned version.
 EXAMPLES = {
@@ -29,20 +25,8 @@ BUDGET = "@modelcontextprotocol/server-budget-allocator"
 
 def install_example(package: str = BASIC) -> list[str]:
     """The command that starts ``package`` over stdio (npm-installed on first use)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip(f"node and npm are needed to run {package}")
-    version = EXAMPLES[package]
-    cache = ROOT / ".cache" / package.rsplit("/", 1)[-1]
-    installed = cache / "node_modules" / package
-    manifest = installed / "package.json"
-    if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
-        result = subprocess.run(
-            [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
-             "--loglevel=error", f"{package}@{version}"],
-            capture_output=True, text=True, timeout=240)
-        if result.returncode != 0:
-            pytest.fail(f"npm install {package}@{version} failed:\n{result.stderr[-2000:]}")
-    bin_path = json.loads(manifest.read_text())["bin"]
+    installed = install_npm_package(package, EXAMPLES[package],
+                                    ROOT / ".cache" / package.rsplit("/", 1)[-1])
+    bin_path = json.loads((installed / "package.json").read_text())["bin"]
     entry = bin_path if isinstance(bin_path, str) else next(iter(bin_path.values()))
-    return [node, str(installed / entry), "--stdio"]
+    return [str(shutil.which("node")), str(installed / entry), "--stdio"]

@@ -163,26 +163,31 @@ EVERYTHING_VERSION = "2026.8.31"
 EVERYTHING_CACHE = ROOT / ".cache" / "server-everything"
 
 
-def install_everything() -> Path:
-    """``@modelcontextprotocol/server-everything``'s entry point, installed from npm on first use.
+def install_npm_package(package: str, version: str, cache: Path) -> Path:
+    """``package``@``version`` installed from npm into ``cache`` on first use; its folder.
 
     Pinned, so upstream releases cannot change the tests under us; kept in the
     repository's ignored ``.cache/``.  Skips the test without node and npm.
     """
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run @modelcontextprotocol/server-everything")
-    package = EVERYTHING_CACHE / "node_modules" / EVERYTHING_PACKAGE
-    manifest = package / "package.json"
-    if not manifest.exists() or json.loads(manifest.read_text())["version"] != EVERYTHING_VERSION:
+    npm = shutil.which("npm")
+    if shutil.which("node") is None or npm is None:
+        pytest.skip(f"node and npm are needed to run {package}")
+    installed = cache / "node_modules" / package
+    manifest = installed / "package.json"
+    if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
         result = subprocess.run(
-            [npm, "install", "--prefix", str(EVERYTHING_CACHE), "--no-audit", "--no-fund",
-             "--loglevel=error", f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}"],
+            [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
+             "--loglevel=error", f"{package}@{version}"],
             capture_output=True, text=True, timeout=240,
         )
         if result.returncode != 0:
-            pytest.fail(f"npm install {EVERYTHING_PACKAGE}@{EVERYTHING_VERSION} failed:\n"
-                        f"{result.stderr[-2000:]}")
+            pytest.fail(f"npm install {package}@{version} failed:\n{result.stderr[-2000:]}")
+    return installed
+
+
+def install_everything() -> Path:
+    """``@modelcontextprotocol/server-everything``'s entry point (:func:`install_npm_package`)."""
+    package = install_npm_package(EVERYTHING_PACKAGE, EVERYTHING_VERSION, EVERYTHING_CACHE)
     return package / "dist" / "index.js"
 
 
