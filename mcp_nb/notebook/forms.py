@@ -79,7 +79,7 @@ class _Field:
         elif kind == "array" and (s.get("items") or {}).get("type") in ("string", "number",
                                                                        "integer"):
             widget = w.Text(value=", ".join(map(str, default or [])), description=label,
-                            placeholder="comma-separated values", style=style, layout=_FULL)
+                            placeholder=_("comma-separated values"), style=style, layout=_FULL)
         else:  # anything the form can't model: raw JSON, so nothing is out of reach
             widget = w.Textarea(value=json.dumps(default) if default is not None else "",
                                 description=f"{label} (JSON)", style=style, layout=_FULL)
@@ -110,7 +110,8 @@ class _Field:
             try:
                 return json.loads(raw)
             except ValueError as exc:
-                raise ValueError(f"{self.name}: not valid JSON ({exc})") from None
+                raise ValueError(_("{name}: not valid JSON ({error})").format(
+                    name=self.name, error=exc)) from None
         if kind == "array" and isinstance(self.widget, w.Text):
             item_type = self.schema.get("items", {}).get("type")
             items = [part.strip() for part in raw.split(",") if part.strip()]
@@ -118,7 +119,8 @@ class _Field:
             try:
                 return [convert(item) for item in items]
             except ValueError:
-                raise ValueError(f"{self.name}: every item must be a {item_type}") from None
+                raise ValueError(_("{name}: every item must be a {type}").format(
+                    name=self.name, type=item_type)) from None
         if kind == "number" and isinstance(raw, float) and raw.is_integer():
             return int(raw)  # JSON has one number type: send 2, not 2.0, for a whole number
         return raw
@@ -176,7 +178,7 @@ class ToolForm(_Described, w.VBox):
         self.tool = tool
         self._call = call
         self.form = SchemaForm(tool.inputSchema)
-        self.button = w.Button(description="Call", button_style="primary")
+        self.button = w.Button(description=_("Call"), button_style="primary")
         self.status = w.Label()
         self.result = w.HTML()
         self.last_result: CallToolResult | None = None
@@ -242,7 +244,8 @@ class ServerRequestInbox(_Described, w.VBox):
     async def _ask(self, question: _Question) -> dict[str, Any]:
         self.pending.append(question)
         self.children = [*self.children, question]
-        release = (self.hold_deadlines(f"waiting for your answer to {question.method}")
+        release = (self.hold_deadlines(
+            _("waiting for your answer to {method}").format(method=question.method))
                    if self.hold_deadlines is not None else None)
         try:
             async with anyio.create_task_group() as countdown:
@@ -252,7 +255,7 @@ class ServerRequestInbox(_Described, w.VBox):
                 countdown.cancel_scope.cancel()
         except BaseException:
             # The server withdrew its request, or the session ended: nothing to answer.
-            question.conclude("expired: the server no longer waits for this answer")
+            question.conclude(_("expired: the server no longer waits for this answer"))
             raise
         finally:
             self.pending.remove(question)
@@ -261,7 +264,7 @@ class ServerRequestInbox(_Described, w.VBox):
         if isinstance(question.answer, _Expired):
             raise question.answer
         self.answered += 1
-        question.conclude("sent")
+        question.conclude(_("sent"))
         if isinstance(question.answer, Exception):
             raise question.answer
         assert question.answer is not None
@@ -274,7 +277,8 @@ class ServerRequestInbox(_Described, w.VBox):
         return await self._ask(_ElicitationQuestion(params, self._call_soon))
 
     def describe(self) -> str:
-        return f"Inbox: {len(self.pending)} waiting, {self.answered} answered"
+        return _("Inbox: {waiting} waiting, {answered} answered").format(
+            waiting=len(self.pending), answered=self.answered)
 
 
 class _Question(w.VBox):
@@ -293,7 +297,8 @@ class _Question(w.VBox):
         self.answer: dict[str, Any] | Exception | None = None
         self._call_soon = call_soon
         self.buttons: list[w.Button] = []
-        self.status = w.Label(value="waiting for your answer (the call that asked is paused)")
+        self.status = w.Label(value=_("waiting for your answer (the call that asked is paused)"))
+        self._concluded = False  # answered, withdrawn or expired: a late click changes nothing
         #: Seconds the server said it waits, counted from the request's arrival; or None.
         self.patience = answer_within(params)
         self._arrived = time.monotonic()
@@ -309,8 +314,9 @@ class _Question(w.VBox):
     def _show_patience(self) -> None:
         left = self.seconds_left()
         if left is not None and not self.answered.is_set():
-            self.patience_label.value = (f"server waits {math.ceil(left)} s more" if left > 0
-                                         else "")
+            self.patience_label.value = (
+                _("server waits {seconds} s more").format(seconds=math.ceil(left)) if left > 0
+                else "")
 
     async def count_down(self) -> None:
         """Tick once a second (on the whole second) until answered; at zero, expire."""
@@ -321,18 +327,19 @@ class _Question(w.VBox):
             assert self.patience is not None
             self.answer = _Expired(f"no answer within the server's {self.patience:g} s")
             self.answered.set()
-            self.conclude(f"expired: the server waited {self.patience:g} s for an answer")
+            self.conclude(_("expired: the server waited {seconds} s for an answer").format(
+                seconds=f"{self.patience:g}"))
 
     @property
     def settled(self) -> bool:
         """Answered, or expired: a late click changes nothing."""
-        return self.answered.is_set() or self.status.value.startswith("expired")
+        return self.answered.is_set() or self._concluded
 
     def _reply(self, answer: dict[str, Any] | Exception) -> None:
         """Called on the kernel thread by a button: hand the answer to the loop."""
         if self.settled:
             return
-        self._disable("sending…")
+        self._disable(_("sending…"))
 
         def deliver() -> None:
             if not self.answered.is_set():  # the countdown may have ended it meanwhile
@@ -348,6 +355,7 @@ class _Question(w.VBox):
 
     def conclude(self, status: str) -> None:
         """Answered or withdrawn: the buttons go grey and the card says which."""
+        self._concluded = True
         self.patience_label.value = ""
         self._disable(status)
 
@@ -360,10 +368,10 @@ class _SamplingQuestion(_Question):
         shown = "\n".join(
             f"{m.get('role', '?')}: {m.get('content', {}).get('text', json.dumps(m))}"
             for m in params.get("messages", []))
-        self.reply = w.Textarea(placeholder="the reply the server will receive", layout=_FULL)
+        self.reply = w.Textarea(placeholder=_("the reply the server will receive"), layout=_FULL)
         self.model = w.Text(value="a person", description="model")
-        send = w.Button(description="Send", button_style="success")
-        decline = w.Button(description="Decline", button_style="danger")
+        send = w.Button(description=_("Send"), button_style="success")
+        decline = w.Button(description=_("Decline"), button_style="danger")
         send.on_click(lambda b: self._reply({
             "role": "assistant", "model": self.model.value,
             "content": {"type": "text", "text": self.reply.value}}))
@@ -381,9 +389,10 @@ class _ElicitationQuestion(_Question):
         super().__init__(params, call_soon)
         self.form = SchemaForm(params.get("requestedSchema", {}))
         buttons = []
-        for action, style in (("accept", "success"), ("decline", "warning"),
-                              ("cancel", "danger")):
-            button = w.Button(description=action.capitalize(), button_style=style)
+        for action, label, style in (("accept", _("Accept"), "success"),
+                                     ("decline", _("Decline"), "warning"),
+                                     ("cancel", _("Cancel"), "danger")):
+            button = w.Button(description=label, button_style=style)
             button.on_click(lambda b, action=action: self._act(action))
             buttons.append(button)
         self.buttons = buttons
@@ -399,7 +408,7 @@ class _ElicitationQuestion(_Question):
             try:
                 answer["content"] = self.form.checked_value()
             except ValueError as exc:
-                self.status.value = f"not sent: {exc}"
+                self.status.value = _("not sent: {reason}").format(reason=exc)
                 return
         self._reply(answer)
 

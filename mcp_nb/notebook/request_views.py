@@ -55,7 +55,7 @@ class RequestProgress(_Described, w.HBox):
         self.title = w.Label(value=method)
         self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0)
         self.status = w.Label()
-        self.cancel_button = w.Button(description="Cancel", button_style="warning")
+        self.cancel_button = w.Button(description=_("Cancel"), button_style="warning")
         self.cancel_button.on_click(lambda button: self.cancel())
         self.children = [self.title, self.bar, self.status, self.cancel_button]
         self._tick()
@@ -178,7 +178,7 @@ class RequestProgress(_Described, w.HBox):
 
     def _name(self) -> str:
         ident = f" #{self.request_id}" if self.request_id is not None else ""
-        return f"Request {self.method}{ident}"
+        return _("Request {method}{id}").format(method=self.method, id=ident)
 
     def describe(self) -> str:
         return f"{self._name()}: {self.outcome}"
@@ -201,7 +201,7 @@ class TaskView(_Described, w.VBox):
         self.diagram = w.HTML()
         self.status = w.Label()
         self.refresh_button = w.Button(description=_("Refresh"))
-        self.cancel_button = w.Button(description="Cancel", button_style="warning")
+        self.cancel_button = w.Button(description=_("Cancel"), button_style="warning")
         self.refresh_button.on_click(lambda button: self.refresh())
         self.cancel_button.on_click(lambda button: self.cancel())
         self.children = [self.diagram, self.status,
@@ -227,7 +227,8 @@ class TaskView(_Described, w.VBox):
         self._svg = diagrams.task_diagram_svg(snapshot.status, self.task.tracker.path)
         self.diagram.value = self._svg
         message = f": {snapshot.status_message}" if snapshot.status_message else ""
-        self.status.value = f"{self.task.method} task {self.task.task_id}{message}"
+        self.status.value = _("{method} task {id}{message}").format(
+            method=self.task.method, id=self.task.task_id, message=message)
         if snapshot.status.terminal:
             for button in (self.refresh_button, self.cancel_button):
                 button.disabled = True
@@ -235,7 +236,8 @@ class TaskView(_Described, w.VBox):
 
     def describe(self) -> str:
         path = " → ".join(status.value for status in self.task.tracker.path)
-        return f"Task {self.task.task_id}: {self.task.status.value} (path: {path})"
+        return _("Task {id}: {status} (path: {path})").format(
+            id=self.task.task_id, status=self.task.status.value, path=path)
 
     def static_html(self) -> str:
         return render.svg_image_html(self._svg, self.describe())

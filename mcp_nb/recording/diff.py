@@ -24,6 +24,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import N_, _
 from .compare import change, differences, printable, shown
 from .format import Recording
 from .script import MATCHED_BY_METHOD, Exchange, Script, comparable_params, match_key
@@ -45,6 +46,10 @@ NOT_CALLS = frozenset({*MATCHED_BY_METHOD, "ping", *LISTS})
 TIMING_FACTOR = 2.0
 TIMING_FLOOR = 0.1
 _SIGN = {"added": "+", "removed": "-", "changed": "~", "only before": "<", "only after": ">"}
+#: The kinds of change, marked for the catalogs: ``Change.kind`` stays English (it is data,
+#: in ``to_json`` too); what is shown to a person is ``_(kind)``.
+KINDS = (N_("added"), N_("removed"), N_("changed"), N_("only before"), N_("only after"),
+         N_("not compared"))
 
 
 @dataclass
@@ -58,7 +63,7 @@ class Change:
 
     def line(self) -> str:
         """The change on one printable line (a server's names may hold control characters)."""
-        text = f"{_SIGN.get(self.kind, '~')} {self.section}: {self.name} {self.kind}"
+        text = f"{_SIGN.get(self.kind, '~')} {self.section}: {self.name} {_(self.kind)}"
         return printable(text + (": " + "; ".join(self.details) if self.details else ""))
 
 
@@ -234,14 +239,14 @@ class SessionDiff:
     def text(self) -> str:
         lines = [printable(f"--- {self.before}"), printable(f"+++ {self.after}")]
         if not self:
-            lines.append(f"no differences (interface, and {self.compared_calls} calls compared)")
+            lines.append(_("no differences (interface, and {count} calls compared)").format(
+                count=self.compared_calls))
             return "\n".join(lines)
-        lines.append(f"interface: {len(self.interface) or 'no'} difference"
-                     f"{'' if len(self.interface) == 1 else 's'}")
+        lines.append(_("interface: {differences}").format(
+            differences=_differences(len(self.interface))))
         lines += [f"  {change.line()}" for change in self.interface]
-        lines.append(f"behaviour: {len(self.behaviour) or 'no'} difference"
-                     f"{'' if len(self.behaviour) == 1 else 's'} "
-                     f"({self.compared_calls} calls compared)")
+        lines.append(_("behaviour: {differences} ({count} calls compared)").format(
+            differences=_differences(len(self.behaviour)), count=self.compared_calls))
         lines += [f"  {change.line()}" for change in self.behaviour]
         return "\n".join(lines)
 
@@ -255,6 +260,11 @@ class SessionDiff:
         from .diff_html import diff_html
 
         return diff_html(self)
+
+
+def _differences(count: int) -> str:
+    return (_("no differences") if count == 0 else _("1 difference") if count == 1
+            else _("{count} differences").format(count=count))
 
 
 def _label(recording: Recording) -> str:

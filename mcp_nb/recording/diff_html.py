@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..i18n import _
 from ..notebook.render import STYLE, esc
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def _rows(changes: list[Change]) -> str:
         colour = _COLOURS.get(change.kind, "#555")
         details = "".join(f"<li><code>{esc(detail)}</code></li>" for detail in change.details)
         rows.append(
-            f'<tr><td>{esc(change.section)}</td><td style="color:{colour}">{esc(change.kind)}'
+            f'<tr><td>{esc(change.section)}</td><td style="color:{colour}">{esc(_(change.kind))}'
             f"</td><td><b>{esc(change.name)}</b>"
             + (f'<ul style="margin:2px 0">{details}</ul>' if details else "")
             + "</td></tr>")
@@ -35,8 +36,8 @@ def _rows(changes: list[Change]) -> str:
 def _table(title: str, changes: list[Change], empty: str) -> str:
     if not changes:
         return f"<h4>{esc(title)}</h4><p class=\"no\">{esc(empty)}</p>"
-    return (f"<h4>{esc(title)}</h4><table><tr><th>where</th><th>what</th><th>item</th></tr>"
-            f"{_rows(changes)}</table>")
+    head = "".join(f"<th>{esc(text)}</th>" for text in (_("where"), _("what"), _("item")))
+    return f"<h4>{esc(title)}</h4><table><tr>{head}</tr>{_rows(changes)}</table>"
 
 
 def diff_html(diff: SessionDiff) -> str:
@@ -44,7 +45,7 @@ def diff_html(diff: SessionDiff) -> str:
     return (
         f'{STYLE}<div class="mcpnb"><div><code>--- {esc(diff.before)}</code><br>'
         f"<code>+++ {esc(diff.after)}</code></div>"
-        + _table("Interface", diff.interface, "no differences")
-        + _table(f"Behaviour ({diff.compared_calls} calls compared)", diff.behaviour,
-                 "no differences")
+        + _table(_("Interface"), diff.interface, _("no differences"))
+        + _table(_("Behaviour ({count} calls compared)").format(count=diff.compared_calls),
+                 diff.behaviour, _("no differences"))
         + "</div>")

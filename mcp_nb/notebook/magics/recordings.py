@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...i18n import _
 from ...recording import Recording, RecordingError, capture, load, save
 from ...recording.cli import timing_factor
 from ...recording.diff import SessionDiff, diff_recordings
@@ -57,7 +58,8 @@ def _load(path: str) -> Recording:
     try:
         return load(path)
     except OSError as exc:
-        raise McpCellError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise McpCellError(_("cannot read {file}: {reason}").format(
+            file=path, reason=exc.strerror or exc)) from None
     except RecordingError as exc:
         raise McpCellError(str(exc)) from None
 
@@ -85,16 +87,18 @@ def _save_arguments(p: Parser) -> None:
                expand=("names", "secret"))
 def save_session(mcp: McpMagics, args: argparse.Namespace) -> None:
     if len(args.names) > 2:
-        raise McpCellError("usage: %mcp save [NAME] FILE")
+        raise McpCellError(_("usage: {usage}").format(usage="%mcp save [NAME] FILE"))
     name, path = (None, args.names[0]) if len(args.names) == 1 else args.names
     hosted = mcp.session(name)
     count = save(hosted.session, path, secrets=args.secret)
-    print(f"{hosted.name}: saved {count} records to {Path(path).name} (credentials redacted)")
+    print(_("{name}: saved {count} records to {file} (credentials redacted)").format(
+        name=hosted.name, count=count, file=Path(path).name))
     dropped = hosted.session.transcript.dropped
     if dropped:
-        print(f"note: the session had already let go of its {dropped} oldest entries "
-              "(transcript_limit), so the recording starts after them; a replay needs the "
-              "handshake: connect with a larger transcript_limit to record long sessions")
+        print(_("note: the session had already let go of its {count} oldest entries "
+                "(transcript_limit), so the recording starts after them; a replay needs the "
+                "handshake: connect with a larger transcript_limit to record long sessions"
+                ).format(count=dropped))
 
 
 def _diff_arguments(p: Parser) -> None:
@@ -129,13 +133,13 @@ def _export_arguments(p: Parser) -> None:
                expand=("names",))
 def export(mcp: McpMagics, args: argparse.Namespace) -> None:
     if len(args.names) > 2:
-        raise McpCellError("usage: %mcp export-tests [NAME] FILE.py")
+        raise McpCellError(_("usage: {usage}").format(usage="%mcp export-tests [NAME] FILE.py"))
     if len(args.names) == 1:
         source = capture(mcp.session().session)
         output = args.names[0]
     else:
         source, output = _session_or_file(mcp, args.names[0]), args.names[1]
     count = export_tests(source, output, normalizer=args.normalize)
-    print(f"wrote {count} tests to {Path(output).name} (the recording beside it); run them "
-          "with pytest (against the recording) or MCP_NB_TARGET=live pytest (against the "
-          "server)")
+    print(_("wrote {count} tests to {file} (the recording beside it); run them with pytest "
+            "(against the recording) or MCP_NB_TARGET=live pytest (against the server)"
+            ).format(count=count, file=Path(output).name))

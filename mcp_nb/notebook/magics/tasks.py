@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ...i18n import _
 from ..request_views import TaskView
 from .table import CommandGroup, McpCellError, Parser
 
@@ -25,10 +26,11 @@ def task(mcp: McpMagics, args: argparse.Namespace) -> TaskView:
     hosted = mcp.session()
     tasks = hosted.session.tasks
     if not tasks:
-        raise McpCellError("no tasks in this session: connect with --tasks and call a tool "
-                           "the server runs as a task")
+        raise McpCellError(_("no tasks in this session: connect with --tasks and call a "
+                             "tool the server runs as a task"))
     if args.id is None:
         return TaskView(list(tasks.values())[-1], hosted.loop.submit)
     if args.id not in tasks:
-        raise McpCellError(f"no task {args.id!r}; this session has {', '.join(tasks)}")
+        raise McpCellError(_("no task {id}; this session has {tasks}").format(
+            id=repr(args.id), tasks=", ".join(tasks)))
     return TaskView(tasks[args.id], hosted.loop.submit)

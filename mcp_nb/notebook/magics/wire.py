@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from ...i18n import _
 from ..widgets import FindingsView, TranscriptView
 from .displays import RawView
 from .lifecycle import session_name
@@ -33,7 +34,7 @@ def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session(args.name)
     if args.export:
         count = hosted.session.transcript.export_jsonl(args.export)
-        print(f"wrote {count} entries to {args.export}")
+        print(_("wrote {count} entries to {file}").format(count=count, file=args.export))
         return None
     view = TranscriptView(hosted.session)
     if args.direction:
