@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..apps.lifecycle import APP_TRANSITIONS, AppEvent, AppState
 from ..client.transcript import TranscriptEntry
+from ..i18n import N_, _
 from .diagrams import _anchor, _arrowhead, _box
 from .render import esc
 
@@ -37,10 +38,11 @@ _DASHED = {AppEvent.REMOVE, AppEvent.RESOURCE_REFUSED}
 def app_diagram_svg(current: AppState, path: Sequence[AppState] = ()) -> str:
     """Every state and edge of the App lifecycle; ``current`` filled, ``path`` bold."""
     taken = set(itertools.pairwise(path))
+    label = _("MCP App lifecycle, current state {state}").format(state=current.value)
     parts = [
         '<svg xmlns="http://www.w3.org/2000/svg" width="700" height="260" '
         'viewBox="0 0 700 260" class="mcpnb-app-diagram" role="img" '
-        f'aria-label="MCP App lifecycle, current state {esc(current.value)}">',
+        f'aria-label="{esc(label)}">',
     ]
     drawn: set[tuple[AppState, AppState]] = set()
     for transition in APP_TRANSITIONS:
@@ -61,14 +63,15 @@ def app_diagram_svg(current: AppState, path: Sequence[AppState] = ()) -> str:
     for state, (x, y) in APP_POSITIONS.items():
         parts.append(_box(state.value, state.value, x, y, current=state is current,
                           visited=state in path))
+    legend = _("dashed: refused, or removed without ui/resource-teardown")
     parts.append('<text x="300" y="250" font-family="system-ui, sans-serif" font-size="11" '
-                 'fill="#666">dashed: refused, or removed without ui/resource-teardown</text>')
+                 f'fill="#666">{esc(legend)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-#: The three lanes of an App's traffic, left to right: (title, x).
-_LANES = {"App": 70, "Host": 330, "Server": 590}
+#: The three lanes of an App's traffic, left to right: (title, x); titles shown translated.
+_LANES = {N_("App"): 70, N_("Host"): 330, N_("Server"): 590}
 #: Which lane each transcript direction goes from and to.
 _ENDS = {"app→host": ("App", "Host"), "host→app": ("Host", "App"),
          "send": ("Host", "Server"), "recv": ("Server", "Host")}
@@ -82,15 +85,16 @@ def app_sequence_svg(entries: Sequence[TranscriptEntry]) -> str:
     """
     messages = [e for e in entries if e.direction in _ENDS]
     height = 60 + 34 * max(len(messages), 1)
+    title = _("App, host and server: {count} messages").format(count=len(messages))
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="660" height="{height}" '
         f'viewBox="0 0 660 {height}" class="mcpnb-app-sequence" role="img" '
-        f'aria-label="App, host and server: {len(messages)} messages">',
+        f'aria-label="{esc(title)}">',
     ]
     for name, x in _LANES.items():
         parts.append(
             f'<text x="{x}" y="20" text-anchor="middle" font-family="system-ui, sans-serif" '
-            f'font-size="13" font-weight="600">{esc(name)}</text>'
+            f'font-size="13" font-weight="600">{esc(_(name))}</text>'
             f'<line x1="{x}" y1="28" x2="{x}" y2="{height - 5}" stroke="#888" '
             'stroke-dasharray="3 3"/>')
     for index, entry in enumerate(messages):

@@ -48,6 +48,7 @@ from ..apps.host import (
 from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
 from ..client.errors import ServerError
 from ..client.transcript import APP_LANE
+from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
@@ -62,6 +63,8 @@ PROXY_SCRIPT = (STATIC / "sandbox_proxy.js").read_text(encoding="utf-8")
 TEARDOWN_WAIT = 2.0
 #: Seconds after the frame appears before the cell says the View has not initialized.
 INITIALIZED_WAIT = 5.0
+#: Starts the model-context note, which a newer one replaces (found by this, in any language).
+_MODEL_CONTEXT = "<!--model context-->"
 #: The frame's height before the View reports its size, and the most it may grow to.
 INITIAL_HEIGHT, MAX_HEIGHT = 160, 600
 
@@ -80,6 +83,16 @@ class AppFrame(anywidget.AnyWidget):
     removed = traitlets.Bool(False).tag(sync=True)
     #: ui/notifications/sandbox-resource-ready, posted by the page when the proxy is ready.
     resource_message = traitlets.Dict().tag(sync=True)
+    #: The frame's own words (a note, a button), in the kit's language when it was made.
+    labels = traitlets.Dict().tag(sync=True)
+
+
+def frame_labels() -> dict[str, str]:
+    """What app_frame.js writes itself, translated here (the page has no catalog)."""
+    return {"other_view": _("(this MCP App is shown in another view of this output)"),
+            "back_inline": _("Back inline"),
+            "fullscreen": _("fullscreen (asked by the App) · Esc or "),
+            "torn_down": _("(App torn down)")}
 
 
 def declares_apps(session: Any) -> bool:
@@ -136,8 +149,9 @@ class AppView(_Described, w.VBox):
             self._refuse(str(exc))
             return
         except ServerError as exc:
-            self._refuse(f"{self.uri}: resources/read failed: {exc.code} {exc.message} (MCP "
-                         "Apps 2026-01-26: Resource MUST exist on the server)")
+            self._refuse(_("{uri}: resources/read failed: {code} {message} (MCP Apps "
+                           "2026-01-26: Resource MUST exist on the server)").format(
+                uri=self.uri, code=exc.code, message=exc.message))
             return
         policy = sandbox_policy(resource.csp, resource.permissions)
         self.policy_lines = describe_policy(policy)
@@ -160,7 +174,7 @@ class AppView(_Described, w.VBox):
         self.frame = AppFrame(
             proxy_doc=proxy_document(self.host.policy, PROXY_SCRIPT),
             sandbox=self.host.policy.sandbox, allow=self.host.policy.allow,
-            title=f"MCP App {self.tool_name} ({self.uri})",
+            title=f"MCP App {self.tool_name} ({self.uri})", labels=frame_labels(),
             border=True if border is None else border,
             resource_message=self.host.resource_message())
         self.host.page_posts_resource = True
@@ -169,7 +183,7 @@ class AppView(_Described, w.VBox):
         # text-only host would show this), beside the lifecycle diagram.
         self.children = [self.header, self.frame, self.notes,
                          w.Accordion([self.result_html, self.diagram],
-                                     titles=("tool result", "App lifecycle"))]
+                                     titles=(_("tool result"), _("App lifecycle")))]
 
     def send_tool_input(self) -> None:
         self._apply(self._host().send_tool_input())
@@ -290,9 +304,9 @@ class AppView(_Described, w.VBox):
 
     def _restart(self) -> None:
         old = self._host()
-        self._show(Show("waiting", {"text": (
-            f"a new page shows this App (the previous View, {old.state}, went with its page): "
-            "it starts again with a new lifecycle")}))
+        self._show(Show("waiting", {"text": _(
+            "a new page shows this App (the previous View, {state}, went with its page): "
+            "it starts again with a new lifecycle").format(state=old.state)}))
         self.lifecycle = AppLifecycle()
         self.lifecycle.observers.add(self._on_transition)
         self.host = AppHost(old.tool, old.resource, old.policy, arguments=old.arguments,
@@ -313,10 +327,10 @@ class AppView(_Described, w.VBox):
         """Say so in the cell when the View has not said ``initialized`` in good time."""
         state = self.lifecycle.state
         if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
-            self._show(Show("waiting", {"text": (
-                f"the App is {state} after {INITIALIZED_WAIT:g} s: no "
-                "ui/notifications/initialized yet, so its input and result are held (the host "
-                "MUST NOT send the View anything before it)")}))
+            self._show(Show("waiting", {"text": _(
+                "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
+                "so its input and result are held (the host MUST NOT send the View anything "
+                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")}))
 
     def _give_up(self, why: str) -> None:
         if self.host is not None:
@@ -358,7 +372,7 @@ class AppView(_Described, w.VBox):
 
     def _host(self) -> AppHost:
         if self.host is None:
-            raise McpError(self.problem or "the App's resource has not been read yet")
+            raise McpError(self.problem or _("the App's resource has not been read yet"))
         return self.host
 
     def _refuse(self, problem: str) -> None:
@@ -371,16 +385,21 @@ class AppView(_Described, w.VBox):
         data = action.data
         if action.kind == "open-link":
             url = str(data.get("url"))
-            note = (f'the App asks to open <a href="{render.esc(url)}" target="_blank" '
-                    f'rel="noopener noreferrer">{render.esc(url)}</a> (opens on your click)')
+            link = (f'<a href="{render.esc(url)}" target="_blank" '
+                    f'rel="noopener noreferrer">{render.esc(url)}</a>')
+            note = render.esc(_("the App asks to open {link} (opens on your click)")).format(
+                link=link)
         elif action.kind == "message":
             text = render.content_summary(data.get("content") or [])
-            note = (f"ui/message ({render.esc(data.get('role'))}) — would go to the "
-                    f"conversation: <b>{render.esc(text)}</b>")
+            note = render.esc(_("ui/message ({role}) — would go to the conversation: "
+                                "{text}")).format(role=render.esc(data.get("role")),
+                                                  text=f"<b>{render.esc(text)}</b>")
         elif action.kind == "model-context":
             shown = json.dumps(data, ensure_ascii=False)[:400]
-            self._notes = [n for n in self._notes if not n.startswith("model context")]
-            note = f"model context (replaces the previous one): <code>{render.esc(shown)}</code>"
+            self._notes = [n for n in self._notes if not n.startswith(_MODEL_CONTEXT)]
+            note = _MODEL_CONTEXT + render.esc(_(
+                "model context (replaces the previous one): {context}")).format(
+                context=f"<code>{render.esc(shown)}</code>")
         elif action.kind == "log":
             note = (f"log [{render.esc(data.get('level', ''))}] "
                     f"{render.esc(json.dumps(data.get('data'), ensure_ascii=False)[:300])}")
@@ -388,12 +407,13 @@ class AppView(_Described, w.VBox):
             mode = str(data.get("mode"))
             if self.frame is not None:
                 self.frame.display_mode = mode
-            note = f"display mode: {render.esc(mode)} (asked by the App)"
+            note = render.esc(_("display mode: {mode} (asked by the App)")).format(
+                mode=render.esc(mode))
         elif action.kind == "waiting":
             note = f'<span class="finding">{render.esc(data.get("text"))}</span>'
         else:
-            note = (f'<span class="finding">refused {render.esc(data.get("method"))}: '
-                    f"{render.esc(data.get('reason'))}</span>")
+            note = '<span class="finding">' + render.esc(_("refused {method}: {reason}").format(
+                method=data.get("method"), reason=data.get("reason"))) + "</span>"
         self._notes.append(note)
         self.notes.value = render.STYLE + '<div class="mcpnb">' + "".join(
             f"<div>{n}</div>" for n in self._notes[-20:]) + "</div>"
@@ -411,7 +431,8 @@ class AppView(_Described, w.VBox):
         rows = [f"<b>MCP App</b> {render.esc(self.tool_name)} · "
                 f"<code>{render.esc(self.uri)}</code>"]
         if self.problem:
-            rows.append(f'<span class="finding">not rendered: {render.esc(self.problem)}</span>')
+            rows.append('<span class="finding">' + render.esc(
+                _("not rendered: {problem}").format(problem=self.problem)) + "</span>")
         rows += [f"<code>{render.esc(line)}</code>" for line in self.policy_lines]
         self.header.value = render.STYLE + '<div class="mcpnb">' + "".join(
             f"<div>{row}</div>" for row in rows) + "</div>"
@@ -419,19 +440,20 @@ class AppView(_Described, w.VBox):
     def describe(self) -> str:
         parts = [f"App {self.tool_name} ({self.uri}): {self.lifecycle.state.value}"]
         if self.problem:
-            parts.append(f"not rendered: {self.problem}")
+            parts.append(_("not rendered: {problem}").format(problem=self.problem))
         if self.host is not None:
             parts.append(f"CSP {self.host.policy.csp}")
         if self.result is not None:
             text = render.content_summary(self.result.content)
-            parts.append(f"result: {text if len(text) <= 80 else text[:79] + '…'}")
+            parts.append(_("result: {text}").format(
+                text=text if len(text) <= 80 else text[:79] + "…"))
         return "; ".join(parts)
 
     def static_html(self) -> str:
         result = self.result_html.value if self.result is not None else ""
         return (self.header.value or render.STYLE) + result + render.svg_image_html(
             app_diagram_svg(self.lifecycle.state, self.lifecycle.path),
-            f"App lifecycle: {self.lifecycle.state.value}")
+            _("App lifecycle: {state}").format(state=self.lifecycle.state.value))
 
 
 def _app_tool(hosted: Any, tool_name: str) -> Any:
@@ -483,8 +505,9 @@ def app_note(tool: Any) -> str:
     who = meta.visibility(tool)
     parts = [f"App {uri}"] if uri else []
     if who != meta.DEFAULT_VISIBILITY and set(who) != set(meta.DEFAULT_VISIBILITY):
-        parts.append("app only" if who == ("app",) else "model only" if who == ("model",)
-                     else f"visibility {', '.join(who) or 'none'}")
+        parts.append(_("app only") if who == ("app",) else _("model only")
+                     if who == ("model",) else _("visibility {who}").format(
+                         who=", ".join(who) or _("none")))
     return f"[{'; '.join(parts)}] " if parts else ""
 
 
@@ -514,8 +537,9 @@ class AppSequence:
 
     def __repr__(self) -> str:
         lane = sum(1 for e in self.entries if e.direction in APP_LANE)
-        return (f"App sequence: {len(self.entries)} messages, {lane} of them on the App lane"
-                if self.entries else "App sequence: no App has exchanged a message yet")
+        return (_("App sequence: {count} messages, {lane} of them on the App lane").format(
+            count=len(self.entries), lane=lane) if self.entries
+            else _("App sequence: no App has exchanged a message yet"))
 
     def _repr_html_(self) -> str:
         return render.svg_image_html(app_sequence_svg(self.entries), repr(self))
@@ -528,11 +552,12 @@ class StepOutcome:
         self.step, self.text, self.detail = step, text, detail
 
     def __repr__(self) -> str:
-        return render.plain(f"App step {self.step}: {self.text}")
+        return render.plain(_("App step {step}: {text}").format(step=self.step, text=self.text))
 
     def _repr_html_(self) -> str:
         detail = "" if self.detail is None else render.pretty_json_html(self.detail)
-        return (render.STYLE + f'<div class="mcpnb"><b>App step {render.esc(self.step)}</b>: '
+        head = render.esc(_("App step {step}").format(step=self.step))
+        return (render.STYLE + f'<div class="mcpnb"><b>{head}</b>: '
                 f"{render.esc(self.text)}{detail}</div>")
 
 
@@ -558,13 +583,14 @@ class AppStepper:
         return self.STEPS[self.done] if self.done < len(self.STEPS) else None
 
     def plan(self) -> StepOutcome:
-        return StepOutcome("plan", f"{self.view.tool_name} renders {self.view.uri}; steps: "
-                           + " → ".join(self.STEPS) + " (each %mcp app --next does one)")
+        return StepOutcome("plan", _("{tool} renders {uri}; steps: {steps} (each %mcp app "
+                                     "--next does one)").format(
+            tool=self.view.tool_name, uri=self.view.uri, steps=" → ".join(self.STEPS)))
 
     def step(self) -> Any:
         step = self.next_step
         if step is None:
-            raise McpError("every step is done; %mcp app TOOL --step starts again")
+            raise McpError(_("every step is done; %mcp app TOOL --step starts again"))
         outcome = getattr(self, f"_{step}")()
         self.done += 1
         return outcome
@@ -576,26 +602,29 @@ class AppStepper:
         view.result_html.value = render.content_blocks_html(
             result.content, result.isError, result.structuredContent)
         text = render.content_summary(result.content)
-        return StepOutcome("call", f"tools/call {view.tool_name} answered: {text[:80]} (held "
-                           "for the View: tool-result comes after tool-input)")
+        return StepOutcome("call", _("tools/call {tool} answered: {text} (held for the View: "
+                                     "tool-result comes after tool-input)").format(
+            tool=view.tool_name, text=text[:80]))
 
     def _read(self) -> StepOutcome:
         view = self.view
         view.read_resource()
         if view.host is None:
             self.done = len(self.STEPS) - 1  # nothing to load, input or tear down
-            return StepOutcome("read", f"refused: {view.problem}")
+            return StepOutcome("read", _("refused: {problem}").format(problem=view.problem))
         resource = view.host.resource
-        return StepOutcome("read", f"resources/read {resource.uri}: {resource.mime_type}, "
-                           f"{len(resource.html):,} characters of HTML", {
+        return StepOutcome("read", _("resources/read {uri}: {mime_type}, {count} characters "
+                                     "of HTML").format(uri=resource.uri,
+                                                       mime_type=resource.mime_type,
+                                                       count=f"{len(resource.html):,}"), {
                                "csp": resource.csp, "permissions": dict(resource.permissions),
                                "prefersBorder": resource.prefers_border})
 
     def _csp(self) -> StepOutcome:
         policy = self.view._host().policy
-        return StepOutcome("csp", "; ".join(describe_policy(policy)) + f"; sandbox "
-                           f"{policy.sandbox!r} (never allow-same-origin: the frame's origin "
-                           "stays opaque)", dict(policy.directives()))
+        return StepOutcome("csp", "; ".join(describe_policy(policy)) + "; " + _(
+            "sandbox {sandbox} (never allow-same-origin: the frame's origin stays opaque)"
+        ).format(sandbox=repr(policy.sandbox)), dict(policy.directives()))
 
     def _load(self) -> AppView:
         self.view.load()
@@ -607,19 +636,22 @@ class AppStepper:
             view.send_tool_input()
         except ValueError as exc:
             self.done -= 1  # not done: run it again once the View is initialized
-            return StepOutcome("input", f"not sent: {exc}")
-        return StepOutcome("input", "ui/notifications/tool-input sent", {
+            return StepOutcome("input", _("not sent: {reason}").format(reason=exc))
+        return StepOutcome("input", _("{method} sent").format(
+            method="ui/notifications/tool-input"), {
             "arguments": view.arguments})
 
     def _result(self) -> StepOutcome:
         self.view.send_tool_result()
-        return StepOutcome("result", "ui/notifications/tool-result sent")
+        return StepOutcome("result", _("{method} sent").format(
+            method="ui/notifications/tool-result"))
 
     def _teardown(self) -> StepOutcome:
         self.view.teardown("stepped to the end")
-        return StepOutcome("teardown", f"ui/resource-teardown sent; the App is "
-                           f"{self.view.lifecycle.state} (the frame goes on the View's "
-                           f"answer, or after {TEARDOWN_WAIT:g} s)")
+        return StepOutcome("teardown", _(
+            "ui/resource-teardown sent; the App is {state} (the frame goes on the View's "
+            "answer, or after {seconds} s)").format(state=self.view.lifecycle.state,
+                                                   seconds=f"{TEARDOWN_WAIT:g}"))
 
 
 class AppsPanel(w.VBox):
@@ -635,10 +667,10 @@ class AppsPanel(w.VBox):
         self.hosted = hosted
         self.tools: dict[str, Any] = {}
         self.listing = w.HTML()
-        self.picker = w.Dropdown(options=[], description="App tool")
-        self.arguments = w.Text(value="{}", description="arguments",
-                                placeholder='JSON, e.g. {"label": "Paris"}')
-        self.render_button = w.Button(description="Render", button_style="primary")
+        self.picker = w.Dropdown(options=[], description=_("App tool"))
+        self.arguments = w.Text(value="{}", description=_("arguments"),
+                                placeholder=_('JSON, e.g. {"label": "Paris"}'))
+        self.render_button = w.Button(description=_("Render"), button_style="primary")
         self.status = w.Label()
         self.shown = w.VBox()
         self.render_button.on_click(lambda button: self.render())
@@ -652,9 +684,9 @@ class AppsPanel(w.VBox):
                 for t in tools if meta.resource_uri(t) is not None or not meta.app_callable(t)
                 or not meta.model_visible(t)]
         self.listing.value = render.STYLE + '<div class="mcpnb">' + (
-            render.table_html(("tool", "ui:// resource", "visibility"),
+            render.table_html((_("tool"), _("ui:// resource"), _("visibility")),
                               [(n, u or "", v) for n, u, v in rows]) if rows
-            else "no App tools on this server") + "</div>"
+            else render.esc(_("no App tools on this server"))) + "</div>"
         self.picker.options = list(self.tools)
         if self.tools and self.picker.value not in self.tools:
             self.picker.value = next(iter(self.tools))
@@ -666,11 +698,12 @@ class AppsPanel(w.VBox):
         try:
             arguments = json.loads(self.arguments.value or "{}")
             if not isinstance(arguments, dict):
-                raise ValueError("the arguments must be a JSON object")
-            self.status.value = f"calling {name}…"
+                raise ValueError(_("the arguments must be a JSON object"))
+            self.status.value = _("calling {tool}…").format(tool=name)
             result = self.hosted.run(self.hosted.session.call_tool(name, arguments))
         except (ValueError, McpError) as exc:
-            self.status.value = f"failed: {type(exc).__name__}: {exc}"
+            self.status.value = _("failed: {error}").format(
+                error=f"{type(exc).__name__}: {exc}")
             return None
         view = AppView(self.hosted, self.tools[name], arguments, result=result)
         view.read_resource()

@@ -35,8 +35,10 @@ function asJson(data) {
 const hosted = new WeakSet();
 
 function render({ model, el }) {
+  // The host's words in the notebook's language (AppFrame.labels); English if absent.
+  const label = (key, english) => (model.get("labels") || {})[key] || english;
   if (hosted.has(model)) {
-    el.textContent = "(this MCP App is shown in another view of this output)";
+    el.textContent = label("other_view", "(this MCP App is shown in another view of this output)");
     return () => {};
   }
   hosted.add(model);
@@ -48,7 +50,7 @@ function render({ model, el }) {
   // Esc reaches this page only while it has the focus (a click inside the App gives the
   // focus to the App's own document), so the way back is also a button of the host's.
   const inline = document.createElement("button");
-  inline.textContent = "Back inline";
+  inline.textContent = label("back_inline", "Back inline");
   inline.className = "mcpnb-app-inline";
   inline.addEventListener("click", () => model.send({ kind: "escape" }));
   bar.appendChild(barText);
@@ -73,13 +75,13 @@ function render({ model, el }) {
           padding: "8px", overflow: "auto" }
       : { position: "", inset: "", zIndex: "", background: "", padding: "", overflow: "" });
     if (full) frame.style.height = "calc(100vh - 40px)";
-    barText.textContent = full ? "fullscreen (asked by the App) · Esc or " : "";
+    barText.textContent = full ? label("fullscreen", "fullscreen (asked by the App) · Esc or ") : "";
     bar.style.display = full ? "block" : "none";
   };
   const removed = () => {
     if (model.get("removed")) {
       frame.remove();
-      box.textContent = "(App torn down)";
+      box.textContent = label("torn_down", "(App torn down)");
     }
   };
   let resourcePosted = false;
