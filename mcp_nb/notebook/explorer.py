@@ -133,7 +133,7 @@ class Explorer(_Described, w.VBox):
             self.tabs.set_title(index, title)
         if self.apps is not None:
             self.tabs.children = [*self.tabs.children, self.apps]
-            self.tabs.set_title(len(self.tabs.children) - 1, "Apps")
+            self.tabs.set_title(len(self.tabs.children) - 1, _("Apps"))
         self.children = [self.tabs, self.status]
         hosted.session.on_notification(self._on_notification)
         self._draw_log()
