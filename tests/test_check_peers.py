@@ -1,0 +1,140 @@
+"""The server checkup on more servers nobody here wrote: no false failure.
+
+fastmcp (PyPI, pinned in the test extra) over stdio and Streamable HTTP, and npm's
+reference ``@modelcontextprotocol/server-filesystem`` and ``server-memory`` (pinned,
+stdio only: neither speaks HTTP). Every failed MUST here is a real violation,
+asserted with its evidence and documented in docs/checkup.md, never silenced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_support import PEERS, ROOT, ServerProcess, install_npm_package
+
+from mcp_nb.check import run_checkup, text_summary
+from mcp_nb.check.model import Report
+
+pytestmark = [pytest.mark.anyio, pytest.mark.interop]
+
+#: As tests/test_check.py: long enough for 2 busy cores, short enough for a silent server.
+TIMEOUT = 3.0
+UVICORN_READY = re.compile(r"Uvicorn running on (http://\S+)")
+FASTMCP_VERSION = "4.1.6"
+REFERENCE_VERSION = "2026.8.31"
+
+
+def verdicts(report: Report) -> dict[str, str]:
+    """The checks that failed or warned: id → outcome."""
+    return {r.check.id: r.outcome for r in report.results if r.outcome in ("fail", "warn")}
+
+
+def fastmcp_peer(*args: str) -> list[str]:
+    fastmcp = pytest.importorskip("fastmcp", reason="fastmcp (in mcp_nb's test extra)")
+    assert fastmcp.__version__ == FASTMCP_VERSION, "the pin in pyproject's test extra"
+    return [sys.executable, str(PEERS / "fastmcp_server.py"), *args]
+
+
+@contextlib.contextmanager
+def fastmcp_http(*flags: str) -> Iterator[str]:
+    """The fastmcp peer over Streamable HTTP on 127.0.0.1; yields its /mcp URL."""
+    server = ServerProcess(fastmcp_peer("http", *flags), UVICORN_READY)
+    try:
+        yield server.ready_text.rstrip("/") + "/mcp"
+    finally:
+        server.stop()
+
+
+def reference_server(name: str) -> list[str]:
+    """``node`` and the entry point of ``@modelcontextprotocol/server-NAME`` (installed pinned)."""
+    package = install_npm_package(f"@modelcontextprotocol/server-{name}", REFERENCE_VERSION,
+                                  ROOT / ".cache" / f"server-{name}")
+    node = shutil.which("node")
+    assert node is not None  # install_npm_package skipped the test without it
+    return [node, str(package / "dist" / "index.js")]
+
+
+def called_tools(report: Report) -> set[str]:
+    """The tools the checkup called, from the evidence of tools.output-schema."""
+    return {e["message"]["params"]["name"] for e in report.result("tools.output-schema").evidence
+            if e["message"].get("method") == "tools/call"}
+
+
+async def test_fastmcp_over_stdio_gets_no_false_failure() -> None:
+    report = await run_checkup(fastmcp_peer(), call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}, text_summary(report)
+    assert (report.server or {}).get("name") == "fastmcp-peer"
+    # fastmcp 4 (on the SDK 2) speaks both eras; every list the peer serves was checked.
+    assert report.era == "stateless"
+    for check in ("capabilities.tools", "capabilities.resources", "capabilities.prompts",
+                  "lifecycle.ping", "stateless.unsupported-version"):
+        assert report.result(check).outcome == "pass", check
+    assert called_tools(report) == {"add"}
+    assert report.result("tools.output-schema").detail == (
+        "schemas valid; structuredContent conforms")
+
+
+#: fastmcp's one real violation over HTTP, as it serves by default (docs/checkup.md).
+FASTMCP_HTTP_VIOLATIONS = {"http.origin": "fail"}
+
+
+async def test_fastmcp_over_http_fails_only_the_origin_rule_it_breaks() -> None:
+    with fastmcp_http() as url:
+        report = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == FASTMCP_HTTP_VIOLATIONS, text_summary(report)
+    assert report.exit_status == 1
+    origin = report.result("http.origin").evidence[0]["http"]
+    assert origin["request"]["headers"]["Origin"] == "http://dns-rebinding.invalid"
+    assert origin["request"]["body"]["method"] == "initialize"
+    # The foreign page got a session and the InitializeResult.
+    assert origin["response"]["status"] == 200
+    assert origin["response"]["headers"].get("mcp-session-id")
+    assert '"serverInfo":{"name":"fastmcp-peer"' in origin["response"]["body"]
+    for check in ("http.protocol-version-header", "http.session-404", "http.session-id"):
+        assert report.result(check).outcome == "pass", check
+
+
+async def test_fastmcp_with_its_origin_guard_on_passes_the_origin_rule() -> None:
+    # The other side of the verdict above: the same server, its opt-in guard on, refuses
+    # the foreign Origin with 403 and the check passes.
+    with fastmcp_http("--guard-origin") as url:
+        report = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}, text_summary(report)
+    origin = report.result("http.origin")
+    assert origin.outcome == "pass"
+    assert origin.evidence[0]["http"]["response"]["status"] == 403
+
+
+async def test_server_filesystem_gets_no_false_failure(tmp_path: Path) -> None:
+    # Its root is a fresh directory: every tool may be called (write_file writes there).
+    (tmp_path / "note.txt").write_text("hello\n")
+    report = await run_checkup([*reference_server("filesystem"), str(tmp_path)],
+                               call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}, text_summary(report)
+    assert report.era == "handshake"  # the 2026-07-28 checks are not applicable, with why
+    assert report.result("stateless.result-type").outcome == "not-applicable"
+    assert report.result("tools.annotations").outcome == "pass"
+    assert report.result("tools.output-schema").outcome == "pass"
+    assert {"list_allowed_directories", "write_file"} <= called_tools(report)
+    # Nothing was written outside the root it was given.
+    assert {p.name for p in tmp_path.iterdir()} <= {"note.txt", "checkup"}
+
+
+async def test_server_memory_gets_no_false_failure(tmp_path: Path) -> None:
+    graph = tmp_path / "memory.jsonl"
+    env = shutil.which("env")
+    assert env is not None
+    report = await run_checkup([env, f"MEMORY_FILE_PATH={graph}", *reference_server("memory")],
+                               call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}, text_summary(report)
+    assert report.era == "handshake"
+    assert report.result("tools.input-schema").outcome == "pass"
+    # The read-only tools the checkup could invent arguments for were called and compared.
+    assert {"read_graph", "search_nodes"} <= called_tools(report)
+    assert report.result("tools.output-schema").outcome == "pass"
