@@ -1,19 +1,33 @@
 """``python -m mcp_nb.check TARGET``: run the checkup; exit 1 when any MUST failed.
 
 TARGET is a URL (Streamable HTTP) or a command (one quoted argument, or the words
-after ``--``): ``python -m mcp_nb.check -- python -m mcp_nb.lab``.
+after ``--``): ``python -m mcp_nb.check -- python -m mcp_nb.lab``; or, with
+``--config FILE``, the name of an ``mcpServers`` entry in FILE.
+
+``python -m mcp_nb.check --diff BEFORE.json AFTER.json`` compares two reports written
+with ``--json`` (before and after a change to the server): exit 1 when a MUST regressed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import anyio
 
+from .diff import diff_html, diff_reports, diff_text
 from .output import html_report, junit_xml, text_summary, to_json
 from .runner import run_checkup
+from .targets import ConfigError, load_config, run_entry_checkup, server_entry
+
+
+def _read_report(path: str) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"cannot read the report {path}: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,20 +35,49 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m mcp_nb.check",
         description="Check an MCP server against the spec: each rule pass / fail / warn / "
                     "not applicable, with the exchange that shows it. Exit status 1 when a "
-                    "MUST failed.")
-    parser.add_argument("target", nargs="+", help="a URL, or the server's command")
+                    "MUST failed (with --diff: when a MUST regressed).")
+    parser.add_argument("target", nargs="*",
+                        help="a URL, or the server's command; with --config, an mcpServers "
+                             "entry's name")
+    parser.add_argument("--config", metavar="FILE",
+                        help="a Claude-Desktop-style JSON file with mcpServers: TARGET names "
+                             "an entry (its command, args, env, cwd; or url and headers)")
+    parser.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"),
+                        help="compare two reports written with --json instead of checking")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
-    parser.add_argument("--html", metavar="FILE", help="write the report as static HTML")
+    parser.add_argument("--html", metavar="FILE",
+                        help="write the report (or with --diff the comparison) as static HTML")
     parser.add_argument("--call-tools", default="", metavar="NAME,…|all",
                         help="tools the checkup may call (none by default: tools can have "
                              "side effects)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds each request may take (default 10)")
     args = parser.parse_args(argv)
-    target = args.target[0] if len(args.target) == 1 else args.target
-    report = anyio.run(lambda: run_checkup(target, call_tools=args.call_tools,
-                                           timeout=args.timeout))
+    if args.diff:
+        if args.target or args.config or args.json or args.junit:
+            parser.error("--diff compares two saved reports: it takes no target, --config, "
+                         "--json or --junit")
+        diff = diff_reports(*(_read_report(path) for path in args.diff))
+        if args.html:
+            Path(args.html).write_text(diff_html(diff), encoding="utf-8")
+        print(diff_text(diff))
+        return diff.exit_status
+    if not args.target:
+        parser.error("give a target (a URL, a command, or with --config an entry's name)")
+    if args.config:
+        if len(args.target) != 1:
+            parser.error("with --config, TARGET is one mcpServers entry's name")
+        try:
+            entry = server_entry(load_config(args.config), args.target[0])
+        except ConfigError as exc:
+            parser.error(f"{args.config}: {exc}")
+        report = anyio.run(lambda: run_entry_checkup(entry, call_tools=args.call_tools,
+                                                     timeout=args.timeout))
+    else:
+        target = args.target[0] if len(args.target) == 1 else args.target
+        report = anyio.run(lambda: run_checkup(target, call_tools=args.call_tools,
+                                               timeout=args.timeout))
     for option, render in ((args.json, to_json), (args.junit, junit_xml),
                            (args.html, html_report)):
         if option:

@@ -1,0 +1,134 @@
+"""An ``mcpServers`` entry (Claude-Desktop-style config) as a checkup target.
+
+An entry is ``{"command": …, "args": […], "env": {…}, "cwd": …}`` (stdio) or
+``{"url": …, "headers": {…}}`` (HTTP), the same shape ``%mcp connect NAME --config FILE``
+reads.  :func:`run_entry_checkup` runs the checkup on it with its environment,
+working directory and headers::
+
+    entry = server_entry(load_config("servers.json"), "lab")
+    report = await run_entry_checkup(entry, call_tools="all")
+
+What the checkup cannot do with an entry, said where it shows (the report's target):
+the raw Streamable HTTP probes (the ``http.*`` checks) are plain requests sent without
+the entry's headers, so a server that wants a token answers them 401 and those checks
+say "not applicable"; an entry's ``"auth"`` (OAuth) is refused, since the checkup runs
+no authorization flow: connect with ``%mcp connect NAME --config FILE`` and check the
+open session with ``%mcp check --session NAME``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..client import ClientSession
+from ..transports import StdioTransport, http_transport
+from .model import Report
+from .runner import _Checkup, run_checkup
+
+
+class ConfigError(ValueError):
+    """The config or the entry cannot be used as a target (the message says why)."""
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    name: str
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    @property
+    def target(self) -> str | list[str]:
+        return self.url if self.url is not None else self.command
+
+    def describe(self) -> str:
+        """What the report names as its target; environment values and header values never
+        appear (they are often secrets), only their names."""
+        if self.url is not None:
+            shown = f"{self.name}: {self.url}"
+            if self.headers:
+                shown += (f" (headers {', '.join(sorted(self.headers))} on the sessions, not on "
+                          "the raw HTTP probes)")
+            return shown
+        shown = f"{self.name}: {shlex.join(self.command)}"
+        if self.env:
+            shown += f" (env {', '.join(sorted(self.env))})"
+        return shown
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> Mapping[str, Any]:
+    """The mcpServers document: a JSON file's, or a dict of that shape as it is."""
+    if isinstance(source, Mapping):
+        return source
+    path = Path(source)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    if not isinstance(document, Mapping):
+        raise ConfigError(f"{path} is not a JSON object with \"mcpServers\"")
+    return document
+
+
+def server_entry(config: Mapping[str, Any], name: str | None) -> ServerEntry:
+    """The entry ``name`` of ``config["mcpServers"]`` (the only one when ``name`` is None)."""
+    servers = config.get("mcpServers")
+    if not isinstance(servers, Mapping):
+        raise ConfigError("the config has no \"mcpServers\" object")
+    if name is None:
+        if len(servers) != 1:
+            raise ConfigError(f"the config has {len(servers)} servers ({', '.join(servers)}); "
+                              "name one")
+        name = str(next(iter(servers)))
+    if name not in servers:
+        raise ConfigError(f"the config has no server {name!r}; it has {', '.join(servers)}")
+    entry = servers[name]
+    if not isinstance(entry, Mapping) or not ("command" in entry or "url" in entry):
+        raise ConfigError(f"server {name!r} needs a \"command\" (or a \"url\")")
+    if "auth" in entry:
+        raise ConfigError(f"server {name!r} has \"auth\": the checkup runs no authorization "
+                          "flow; connect to it (%mcp connect NAME --config FILE) and check "
+                          "the open session (%mcp check --session NAME)")
+    if "url" in entry:
+        return ServerEntry(name, url=str(entry["url"]), headers={
+            str(k): str(v) for k, v in (entry.get("headers") or {}).items()})
+    args = entry.get("args") or []
+    if not isinstance(entry["command"], str) or not isinstance(args, Sequence) \
+            or isinstance(args, str):
+        raise ConfigError(f"server {name!r}: \"command\" is a string and \"args\" a list")
+    return ServerEntry(name, command=[entry["command"], *map(str, args)],
+                       env={str(k): str(v) for k, v in (entry.get("env") or {}).items()},
+                       cwd=None if entry.get("cwd") is None else str(entry["cwd"]))
+
+
+def _sessions(entry: ServerEntry, timeout: float) -> Callable[[], ClientSession]:
+    if entry.url is not None:
+        url, headers = entry.url, entry.headers
+        return lambda: ClientSession(http_transport(url, headers=headers), timeout=timeout,
+                                     probe_timeout=timeout)
+    command, env, cwd = entry.command, entry.env, entry.cwd
+    return lambda: ClientSession(StdioTransport(command, env=env, cwd=cwd), timeout=timeout,
+                                 probe_timeout=timeout)
+
+
+async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[str] = (),
+                            timeout: float = 10.0) -> Report:
+    """Run the checkup on an mcpServers entry, with its env, cwd and headers."""
+    if not (entry.env or entry.cwd or entry.headers):
+        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout)
+    else:
+        # run_checkup takes a bare URL or argv; this hook gives the runner's checkup the
+        # entry's own sessions instead (its one factory of new connections).
+        checkup = _Checkup(entry.target, call_tools, timeout)
+        checkup.new_session = _sessions(entry, timeout)
+        report = await checkup.run()
+    report.target = entry.describe()
+    return report
