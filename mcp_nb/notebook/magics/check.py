@@ -1,13 +1,25 @@
-"""``%mcp check``: the server checkup in a cell — a table by area, each row with its evidence."""
+"""``%mcp check``: the server checkup in a cell — a widget with a summary by area, filters, and
+each row's evidence; ``--diff`` compares two saved reports."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import json
+import os
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ...check import DisplayedReport, run_checkup
+from ...check import Report, run_checkup
+from ...check.diff import DisplayedDiff, diff_reports
+from ...check.output import to_json
 from ...check.runner import Target
+from ...check.targets import ConfigError, load_config, run_entry_checkup, server_entry
+from ...client import ClientSession
 from ...i18n import _
+from ..check_view import CheckView
 from .table import CommandGroup, McpCellError, Parser, Usage
 
 if TYPE_CHECKING:
@@ -18,11 +30,15 @@ GROUP = CommandGroup()
 
 def _check_arguments(p: Parser) -> None:
     p.add_argument("target", nargs="*",
-                   help="an http(s):// URL, or after --: the server command and its arguments; "
-                        "omit both (and --session) to check the bundled lab server")
+                   help="an http(s):// URL; after --: the server command and its arguments; "
+                        "with --config: an mcpServers entry's name; omit all (and --session) "
+                        "to check the bundled lab server")
     p.add_argument("--session", nargs="?", const="", metavar="NAME",
                    help="check an open session instead (default: the current one); only the "
                         "checks that need no new connection run")
+    p.add_argument("--config",
+                   help="a Claude-Desktop-style JSON file with mcpServers (or {servers}: a "
+                        "dict of that shape): TARGET names the entry to check")
     p.add_argument("--call-tools", default="", metavar="NAME,…|all",
                    help="tools the checkup may call (none by default: tools can have side "
                         "effects)")
@@ -30,13 +46,49 @@ def _check_arguments(p: Parser) -> None:
                    help="seconds each request may take (default 10)")
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
                    help="fault knob for the bundled lab server, e.g. --lab=--reject-version")
+    p.add_argument("--save", "--json", dest="save", metavar="FILE",
+                   help="also write the report as JSON to FILE (to compare later with --diff)")
+    p.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="compare two reports (JSON files written with --save, or {report} "
+                        "objects) instead of checking: fixed, regressed, new, gone")
+
+
+def _shown_command(argv: list[str]) -> str:
+    """A command as the report names it: this kernel's interpreter as ``python`` (its path
+    differs from machine to machine, and a saved notebook should not)."""
+    return shlex.join(["python" if argv[0] == sys.executable else argv[0], *argv[1:]])
+
+
+def _report_document(source: Any) -> Report | Mapping[str, Any]:
+    """A report to compare: a JSON file's path, a Report, a dict, or a shown checkup."""
+    source = getattr(source, "report", source)  # a CheckView from an earlier cell
+    if isinstance(source, Report | Mapping):
+        return source
+    if not isinstance(source, str | os.PathLike):
+        raise Usage(_("--diff takes two JSON reports (files written with --save) or report "
+                      "objects, not {kind}").format(kind=type(source).__name__))
+    try:
+        return json.loads(Path(source).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    except (OSError, ValueError) as exc:
+        raise McpCellError(_("cannot read the report {path}: {error}").format(
+            path=source, error=exc)) from None
 
 
 @GROUP.command("check", "check a server against the spec: pass / fail / warn / not applicable "
                         "per rule (MUST, SHOULD), with the exchange that shows it",
-               arguments=_check_arguments, server_argv=True, expand=("target",))
-def check(mcp: McpMagics, args: argparse.Namespace) -> DisplayedReport:
+               arguments=_check_arguments, server_argv=True, expand=("target", "save"),
+               objects=("config", "diff"))
+def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff:
+    if args.diff:
+        if args.target or args.session is not None or args.config is not None:
+            raise Usage(_("--diff compares two saved reports: give no target"))
+        try:
+            return DisplayedDiff(diff_reports(*map(_report_document, args.diff)))
+        except ValueError as exc:
+            raise McpCellError(str(exc)) from None
     target: Target
+    sessions: dict[str, ClientSession] = {}
+    shown: str | None = None
     if args.session is not None:
         if args.target:
             raise Usage(_("give a target or --session, not both"))
@@ -45,6 +97,18 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> DisplayedReport:
             raise McpCellError(_("session {name} is closed: connect again, or check its "
                                  "target").format(name=repr(hosted.name)))
         target = hosted.session
+        # The runner calls the checked session "main": its evidence opens this transcript.
+        sessions["main"] = hosted.session
+    elif args.config is not None:
+        if len(args.target) != 1:
+            raise Usage(_("with --config, give one mcpServers entry's name"))
+        try:
+            entry = server_entry(load_config(args.config), args.target[0])
+        except ConfigError as exc:
+            raise McpCellError(str(exc)) from None
+        report = mcp.loop.run(run_entry_checkup(entry, call_tools=args.call_tools,
+                                                timeout=args.timeout))
+        return _shown(report, args)
     elif not args.target:
         from ...client import lab_command
 
@@ -55,6 +119,17 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> DisplayedReport:
         target = args.target[0]
     else:
         target = list(args.target)
+    if isinstance(target, list):
+        shown = _shown_command(target)
     report = mcp.loop.run(run_checkup(target, call_tools=args.call_tools,
                                       timeout=args.timeout))
-    return DisplayedReport(report)
+    if shown is not None:
+        report.target = shown
+    return _shown(report, args, sessions)
+
+
+def _shown(report: Report, args: argparse.Namespace,
+           sessions: dict[str, ClientSession] | None = None) -> CheckView:
+    if args.save:
+        Path(args.save).write_text(to_json(report), encoding="utf-8")
+    return CheckView(report, sessions)
