@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _
 from ..protocol.errors import REQUEST_TIMEOUT, McpError
 
 
@@ -15,8 +16,9 @@ class ServerError(McpError):
         self.code = code
         self.message = message
         self.data = data
-        detail = f" (data: {data!r})" if data is not None else ""
-        super().__init__(f"{method}: the server answered error {code} {message!r}{detail}")
+        detail = _(" (data: {data})").format(data=repr(data)) if data is not None else ""
+        super().__init__(_("{method}: the server answered error {code} {message}{detail}").format(
+            method=method, code=code, message=repr(message), detail=detail))
 
 
 class RequestTimeout(McpError):
@@ -29,14 +31,14 @@ class RequestTimeout(McpError):
         self.request_id = request_id
         self.timeout = timeout
         how = (
-            "sent notifications/cancelled and stopped waiting"
+            _("sent notifications/cancelled and stopped waiting")
             if cancelled
-            else "stopped waiting (initialize is never cancelled)"
+            else _("stopped waiting (initialize is never cancelled)")
         )
-        super().__init__(
-            f"{method} (id {request_id}) timed out after {timeout:g}s: {how}; a late response "
-            f"will be ignored. Raise the timeout or check the server."
-        )
+        super().__init__(_(
+            "{method} (id {id}) timed out after {seconds}s: {how}; a late response will be "
+            "ignored. Raise the timeout or check the server.").format(
+            method=method, id=request_id, seconds=f"{timeout:g}", how=how))
 
 
 class RequestCancelled(McpError):
@@ -46,7 +48,8 @@ class RequestCancelled(McpError):
         self.method = method
         self.request_id = request_id
         self.reason = reason
-        super().__init__(f"{method} (id {request_id}) was cancelled: {reason}")
+        super().__init__(_("{method} (id {id}) was cancelled: {reason}").format(
+            method=method, id=request_id, reason=reason))
 
 
 class SessionClosed(McpError):
@@ -82,7 +85,8 @@ class RequestRefused(ServerError):
         self.status = status
         super().__init__(method, code if code is not None else 0, message, data)
         self.code = code  # type: ignore[assignment]
-        self.args = (f"{method}: HTTP {status} without a JSON-RPC answer: {message}",)
+        self.args = (_("{method}: HTTP {status} without a JSON-RPC answer: {message}").format(
+            method=method, status=status, message=message),)
 
 
 class InvalidResult(McpError):
@@ -120,8 +124,10 @@ class RequestFailed(McpError):
         self.size = size
         self.limit = limit
         self.option = option
-        hint = f" (raise it with {option}=…)" if option and limit is not None else ""
-        super().__init__(f"{method} (id {request_id}) failed: {detail}{hint}")
+        hint = (_(" (raise it with {option}=…)").format(option=option)
+                if option and limit is not None else "")
+        super().__init__(_("{method} (id {id}) failed: {detail}{hint}").format(
+            method=method, id=request_id, detail=detail, hint=hint))
 
 
 class ResponseRejected(RequestFailed):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..i18n import _
 from ..protocol import stateless
 from ..protocol.envelope import encode
 from ..protocol.errors import FORCE_HINT, CapabilityError, LifecycleError
@@ -60,9 +61,9 @@ class Outbound:
                 self.closing or self._lifecycle.state is State.TERMINATED):
             if self.exit_error is not None:
                 raise self.closed_error()
-            raise SessionClosed(
-                f"cannot send {method!r}: the session is {session.state.value}; open a new "
-                "session")
+            raise SessionClosed(_(
+                "cannot send {method}: the session is {state}; open a new session").format(
+                method=repr(method), state=session.state.value))
         if session.era is Era.STATELESS and method in stateless.REMOVED_METHODS:
             text = (f"{method!r} does not exist in the stateless era "
                     f"({session.stateless_version}): {stateless.REMOVED_METHODS[method]}")
@@ -128,8 +129,8 @@ class Outbound:
         """The error for "cannot send": :class:`ServerExited` when the server went away."""
         exc = exc or self.exit_error
         if exc is None:
-            return SessionClosed(f"the session is {self._lifecycle.state.value}; open a new "
-                                 "session")
+            return SessionClosed(_("the session is {state}; open a new session").format(
+                state=self._lifecycle.state.value))
         return ServerExited(str(exc), exit_code=exc.exit_code, stderr_tail=exc.stderr_tail,
                             transport_error=exc)
 

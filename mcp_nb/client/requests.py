@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from ..i18n import _
 from ..protocol.envelope import IdAllocator
 from ..protocol.errors import LifecycleError
 from ..transports.wakeup import InlineWakeup
@@ -239,19 +240,19 @@ class RequestTable:
         """Cancel one request in flight (the latest when ``request_id`` is None)."""
         if request_id is None:
             if not self.pending:
-                raise ValueError("no request is in flight")
+                raise ValueError(_("no request is in flight"))
             request_id = max(self.pending)
         pending = self.pending.get(request_id)
         if pending is None:
             if self.ids.was_issued(request_id):
-                raise ValueError(f"request {request_id} is not in flight any more "
-                                 "(answered, timed out or cancelled already)")
-            raise ValueError(f"no request with id {request_id} was sent in this session")
+                raise ValueError(_("request {id} is not in flight any more (answered, timed "
+                                   "out or cancelled already)").format(id=request_id))
+            raise ValueError(_("no request with id {id} was sent in this session").format(
+                id=request_id))
         if pending.method == "initialize":
-            raise LifecycleError(
+            raise LifecycleError(_(
                 "initialize cannot be cancelled: the spec forbids cancelling the initialize "
-                "request; shut the session down instead (await session.shutdown())"
-            )
+                "request; shut the session down instead (await session.shutdown())"))
         await self.abandon(pending, reason)
         return request_id
 
@@ -269,7 +270,7 @@ class RequestTable:
                 with contextlib.suppress(SessionClosed):
                     await outbound.send_cancelled(pending.id, "the client is shutting down")
             self.abandoned[pending.id] = "shutdown"
-            pending.finish(error=SessionClosed(
-                f"{pending.method} (id {pending.id}) was abandoned: the session is "
-                "shutting down"))
+            pending.finish(error=SessionClosed(_(
+                "{method} (id {id}) was abandoned: the session is shutting down").format(
+                method=pending.method, id=pending.id)))
         self.pending.clear()

@@ -34,6 +34,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..auth.errors import AuthorizationFailed
+from ..i18n import _
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.tool_headers import HeaderAnnotation, param_headers
 from ..protocol.versions import VERSIONS
@@ -165,7 +166,8 @@ class HttpTransportBase(Transport):
         if self._failure is not None:
             raise self._failure
         if self._outbox_in is None or self._closing:
-            raise TransportClosed(f"the {self.kind} transport to {self.url} is closed")
+            raise TransportClosed(_("the {kind} transport to {url} is closed").format(
+                kind=self.kind, url=self.url))
         self._outbox_in.send_nowait(frame)
         return True
 
@@ -211,7 +213,7 @@ class HttpTransportBase(Transport):
 
     def describe_exit(self) -> TransportClosed:
         return self._failure or TransportClosed(
-            f"the {self.kind} transport to {self.url} is closed")
+            _("the {kind} transport to {url} is closed").format(kind=self.kind, url=self.url))
 
     def describe_target(self) -> dict[str, Any]:
         return {"kind": self.kind, "url": self.url, "headers": dict(self.headers)}
@@ -296,8 +298,8 @@ class HttpTransportBase(Transport):
         try:
             await func(*args)
         except Exception as exc:
-            error = TransportClosed(
-                f"the {self.kind} transport failed: {type(exc).__name__}: {exc}")
+            error = TransportClosed(_("the {kind} transport failed: {error}").format(
+                kind=self.kind, error=f"{type(exc).__name__}: {exc}"))
             error.__cause__ = exc
             self._fail(error)
 
@@ -381,9 +383,10 @@ class HttpTransportBase(Transport):
     def _unreachable(self, method: str, url: str, exc: httpx.HTTPError) -> None:
         """The server cannot be reached at all: the transport ends."""
         if isinstance(exc, httpx.ConnectError):
-            text = f"could not connect to {url}: {exc}"
+            text = _("could not connect to {url}: {reason}").format(url=url, reason=exc)
         else:
-            text = f"{method} {url} failed: {type(exc).__name__}: {exc}"
+            text = _("{method} {url} failed: {error}").format(
+                method=method, url=url, error=f"{type(exc).__name__}: {exc}")
         self._event("http failed", text)
         error = TransportClosed(text)
         error.__cause__ = exc

@@ -21,6 +21,7 @@ import anyio
 import httpx
 from anyio.abc import TaskStatus
 
+from ..i18n import _
 from .base import TransportClosed
 from .http_base import EVENT_STREAM, JSON, HttpStatusError, HttpTransportBase
 from .http_messages import Outgoing, content_type, excerpt, path_of
@@ -69,19 +70,22 @@ class SseTransport(HttpTransportBase):
                 connected = True
                 ending = await self._deliver_messages(events)
                 self._stream_ended(_STREAM, ending)
-                self._fail(TransportClosed(f"the {ending}; HTTP+SSE cannot resume a stream, so "
-                                           "the session is over"))
+                self._fail(TransportClosed(_("the {ending}; HTTP+SSE cannot resume a stream, "
+                                             "so the session is over").format(ending=ending)))
         except Exception as exc:
             if isinstance(exc, TransportClosed):
                 error = exc
             elif isinstance(exc, TimeoutError):
-                error = TransportClosed(f"GET {self.url} sent no endpoint event within "
-                                        f"{self.endpoint_timeout:g}s: not an HTTP+SSE server?")
+                error = TransportClosed(_("GET {url} sent no endpoint event within {seconds}s: "
+                                          "not an HTTP+SSE server?").format(
+                    url=self.url, seconds=f"{self.endpoint_timeout:g}"))
             elif isinstance(exc, httpx.ConnectError):
-                error = TransportClosed(f"could not connect to {self.url}: {exc}")
+                error = TransportClosed(_("could not connect to {url}: {reason}").format(
+                    url=self.url, reason=exc))
                 error.__cause__ = exc
             else:
-                error = TransportClosed(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
+                error = TransportClosed(_("{method} {url} failed: {error}").format(
+                    method="GET", url=self.url, error=f"{type(exc).__name__}: {exc}"))
                 error.__cause__ = exc
             if not connected:
                 raise error from None

@@ -128,8 +128,9 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
                 raise
             reason = (_connect_failure(url, exc) if (url := _url(args)) is not None
                       else f"[{type(exc).__name__}] {exc}")
-            kept = (f"; session {name!r} is shut down, its record stays: %mcp state {name}, "
-                    f"%mcp transcript {name}" if mcp.sessions.get(name) is hosted else "")
+            kept = (_("; session {name} is shut down, its record stays: {commands}").format(
+                name=repr(name), commands=f"%mcp state {name}, %mcp transcript {name}")
+                if mcp.sessions.get(name) is hosted else "")
             raise McpCellError(reason + kept) from None
         finally:
             hosted.view.transcript.flush()
@@ -172,13 +173,15 @@ def _connect_failure(url: str, exc: McpError) -> str:
     cause: BaseException | None = exc
     while cause is not None:
         if type(cause).__module__.startswith("httpx") and "Connect" in type(cause).__name__:
-            return f"could not connect to {url}: {cause or type(cause).__name__}"
+            return _("could not connect to {url}: {reason}").format(
+                url=url, reason=cause or type(cause).__name__)
         cause = cause.__cause__ or cause.__context__
     text = str(exc)
-    if text.startswith("could not connect to "):
+    if text.startswith(_("could not connect to {url}: {reason}").format(url=url, reason="")):
         return text  # the transport said it already
     if "ConnectError" in text or "ConnectTimeout" in text:
-        return f"could not connect to {url}: {text.rsplit(': ', 1)[-1]}"
+        return _("could not connect to {url}: {reason}").format(
+            url=url, reason=text.rsplit(": ", 1)[-1])
     return f"[{type(exc).__name__}] {exc}"
 
 
@@ -240,27 +243,31 @@ def check_program(command: list[str], env: dict[str, str], cwd: str | None) -> N
     """
     program = command[0]
     search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
-    python_hint = ("; for a Python server use the kernel's own interpreter: "
-                   "-- {sys.executable} server.py (after import sys)")
+    python_hint = _("; for a Python server use the kernel's own interpreter: {example}"
+                    ).format(example="-- {sys.executable} server.py (after import sys)")
     looks_python = Path(program).name.startswith("python") or any(
         part.endswith(".py") for part in command[:2])
     hint = python_hint if looks_python else ""
     if os.sep in program or (os.altsep and os.altsep in program):
         path = Path(program) if Path(program).is_absolute() else Path(cwd or ".") / program
         if not path.exists():
-            raise McpCellError(f"cannot start the server: {program} not found{hint}")
+            raise McpCellError(_("cannot start the server: {program} not found{hint}").format(
+                program=program, hint=hint))
         if path.is_dir() or not os.access(path, os.X_OK):
-            raise McpCellError(f"cannot start the server: {program} is not executable{hint}")
+            raise McpCellError(_("cannot start the server: {program} is not "
+                                 "executable{hint}").format(program=program, hint=hint))
         return
     found = shutil.which(program, path=search_path)
     if found is None:
-        where = "" if shutil.which(program) is None else " on the server's PATH"
-        raise McpCellError(f"cannot start the server: {program} not found{where} "
-                           f"(searched PATH){hint}")
+        raise McpCellError((_("cannot start the server: {program} not found (searched PATH)"
+                              "{hint}") if shutil.which(program) is None else
+                            _("cannot start the server: {program} not found on the server's "
+                              "PATH (searched PATH){hint}")).format(program=program, hint=hint))
     if Path(program).name.startswith("python") and (
             Path(found).parent != Path(sys.executable).parent):
-        print(f"note: {program} here is {found}, not this kernel's Python ({sys.executable}); "
-              "write {sys.executable} instead to run the server with the kernel's packages")
+        print(_("note: {program} here is {found}, not this kernel's Python ({python}); write "
+                "{{sys.executable}} instead to run the server with the kernel's packages"
+                ).format(program=program, found=found, python=sys.executable))
 
 
 def _http(url: str, transport: str, headers: dict[str, str], auth: Any = None) -> Transport:

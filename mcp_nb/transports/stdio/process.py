@@ -29,6 +29,8 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
+from ...i18n import _
+
 #: Environment variables a server inherits by default. Everything else (API keys,
 #: tokens in the notebook's environment) must be passed explicitly.
 DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
@@ -60,13 +62,13 @@ def with_parent_death_signal(argv: Sequence[str]) -> list[str]:
 
 def describe_returncode(code: int | None) -> str:
     if code is None:
-        return "still running"
+        return _("still running")
     if code < 0:
         try:
-            return f"killed by {signal.Signals(-code).name}"
+            return _("killed by {signal}").format(signal=signal.Signals(-code).name)
         except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
+            return _("killed by signal {number}").format(number=-code)
+    return _("exit code {code}").format(code=code)
 
 
 class ProcessGroup:

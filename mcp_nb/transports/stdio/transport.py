@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from ...i18n import _
 from ...protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES, response_id_from_edges
 from ..base import Emit, Transport, TransportClosed, TransportEvent
 from . import backends
@@ -114,14 +115,15 @@ class StdioTransport(Transport):
         program = self.command[0]
         if os.sep in program:
             if not os.access(program, os.X_OK):
-                raise TransportClosed(f"cannot start server: {program!r} is not an executable file")
+                raise TransportClosed(_("cannot start server: {program} is not an executable "
+                                        "file").format(program=repr(program)))
             return program
         found = shutil.which(program, path=self.env.get("PATH", os.defpath))
         if found is None:
-            raise TransportClosed(
-                f"cannot start server: {program!r} was not found on the server's PATH "
-                f"({self.env.get('PATH', os.defpath)!r}); give a full path or pass env PATH"
-            )
+            raise TransportClosed(_(
+                "cannot start server: {program} was not found on the server's PATH ({path}); "
+                "give a full path or pass env PATH").format(
+                program=repr(program), path=repr(self.env.get("PATH", os.defpath))))
         return found
 
     async def start(self, task_group: TaskGroup, emit: Emit) -> None:
@@ -134,7 +136,8 @@ class StdioTransport(Transport):
                 argv, env=self.env, cwd=self.cwd, frames=self._framer, stderr=self.stderr,
                 task_group=task_group)
         except OSError as exc:
-            raise TransportClosed(f"cannot start server {self.command!r}: {exc}") from exc
+            raise TransportClosed(_("cannot start server {command}: {reason}").format(
+                command=repr(self.command), reason=exc)) from exc
         pid = self._server.pid
         self._group = ProcessGroup(pid)
         emit(TransportEvent(
@@ -243,9 +246,10 @@ class StdioTransport(Transport):
         code = self.returncode
         tail = list(self.stderr.lines)[-10:]
         state = describe_returncode(code)
-        message = f"the server process {'is ' if code is None else ''}{state}"
+        message = (_("the server process is {state}") if code is None
+                   else _("the server process {state}")).format(state=state)
         if tail:
-            message += "; last stderr: " + " | ".join(tail[-3:])
+            message += _("; last stderr: {lines}").format(lines=" | ".join(tail[-3:]))
         return TransportClosed(message, exit_code=code, stderr_tail=tail)
 
     async def close(self) -> None:
