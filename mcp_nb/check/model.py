@@ -264,6 +264,120 @@ _CHECK_LIST = (
                 "The session ID MUST only contain visible ASCII characters (ranging from 0x21 "
                 "to 0x7E)."),
           "Issue session ids made of visible ASCII only (a UUID or a base64url token)."),
+    # -- Streamable HTTP, stateless-era HTTP, authorization, MCP Apps (mcp_nb.check.http_rules,
+    #    auth_rules, apps_rules) ----------------------------------------------------------
+    Check("http.notification-202", "http", "a notification POSTed is answered 202, no body",
+          _rule(_R, "basic/transports#sending-messages-to-the-server", "MUST",
+                "If the input is a JSON-RPC response or notification: If the server accepts "
+                "the input, the server MUST return HTTP status code 202 Accepted with no body."),
+          "Answer a POSTed notification (or response) with 202 and an empty body."),
+    Check("http.request-answer", "http",
+          "a request is answered as JSON or as an SSE stream (Accept probed)",
+          _rule(_R, "basic/transports#sending-messages-to-the-server", "MUST",
+                "If the input is a JSON-RPC request, the server MUST either return "
+                "Content-Type: text/event-stream, to initiate an SSE stream, or Content-Type: "
+                "application/json, to return one JSON object."),
+          "Answer each POSTed request with Content-Type application/json or "
+          "text/event-stream (or an HTTP error status)."),
+    Check("http.session-id-unguessable", "http", "session ids unguessable",
+          _rule(_R, "basic/transports#session-management", "SHOULD",
+                "The session ID SHOULD be globally unique and cryptographically secure (e.g., "
+                "a securely generated UUID, a JWT, or a cryptographic hash)."),
+          "Mint session ids from a CSPRNG (e.g. secrets.token_urlsafe(32) or uuid4), never "
+          "from a counter or a clock."),
+    Check("http.event-ids", "http", "SSE event ids unique across the session's streams",
+          _rule(_R, "basic/transports#resumability-and-redelivery", "MUST",
+                "If present, the ID MUST be globally unique across all streams within that "
+                "session—or all streams with that specific client, if session management is "
+                "not in use."),
+          "Make event ids unique per session, e.g. '<stream>-<position>'."),
+    Check("http.resumption", "http", "Last-Event-ID replays only its own stream",
+          _rule(_R, "basic/transports#resumability-and-redelivery", "MUST",
+                "The server MAY use this header to replay messages that would have been sent "
+                "after the last event ID, on the stream that was disconnected, and to resume "
+                "the stream from that point. The server MUST NOT replay messages that would "
+                "have been delivered on a different stream."),
+          "On GET with Last-Event-ID, replay only the stream that event id belongs to."),
+    Check("stateless.discover", "stateless", "server/discover answered with its fields",
+          _rule("2026-07-28", "server/discover", "MUST",
+                "Servers MUST implement it. (schema DiscoverResult: supportedVersions: "
+                "string[]; capabilities: ServerCapabilities; ttlMs: number, @minimum 0; "
+                "cacheScope: \"public\" | \"private\".)"),
+          "Answer server/discover with supportedVersions (strings), capabilities (an "
+          "object), ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\")."),
+    Check("stateless.discover-server-info", "stateless", "server/discover names the server",
+          _rule("2026-07-28", "server/discover#discoverresult", "SHOULD",
+                "_meta['io.modelcontextprotocol/serverInfo']: Name and version of the server "
+                "software. Servers SHOULD include this field."),
+          "Put io.modelcontextprotocol/serverInfo {name, version} in server/discover's "
+          "_meta."),
+    Check("stateless.request-meta", "stateless",
+          "a request without its required _meta fields gets -32602 (HTTP 400)",
+          _rule("2026-07-28", "basic#meta", "MUST",
+                "A request missing any required field is malformed; the server MUST reject it "
+                "with JSON-RPC error code -32602 (Invalid params). On HTTP, the response "
+                "status MUST be 400 Bad Request."),
+          "Refuse a request whose _meta lacks io.modelcontextprotocol/protocolVersion or "
+          "clientCapabilities with -32602 (and HTTP 400)."),
+    Check("stateless.header-mismatch", "stateless",
+          "Mcp-Method / MCP-Protocol-Version disagreeing with the body gets 400 -32020",
+          _rule("2026-07-28", "basic/transports/streamable-http#server-validation", "MUST",
+                "Servers that process the request body MUST reject requests where the values "
+                "specified in the headers do not match the corresponding values in the "
+                "request body. … When rejecting a request due to header validation failure, "
+                "servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC "
+                "error response using the following error code: -32020 (HeaderMismatch)."),
+          "Compare MCP-Protocol-Version, Mcp-Method and Mcp-Name with the body and answer "
+          "400 with error -32020 when one is missing or differs."),
+    Check("stateless.x-mcp-header", "stateless", "x-mcp-header annotations valid",
+          _rule("2026-07-28", "basic/transports/streamable-http#schema-extension", "MUST",
+                "Constraints on x-mcp-header values: MUST NOT be empty; MUST match HTTP "
+                "field-name token syntax (1*tchar, RFC 9110 Section 5.1); MUST NOT contain "
+                "control characters …; MUST be case-insensitively unique among all "
+                "x-mcp-header values in the inputSchema; MUST only be applied to parameters "
+                "with primitive types (integer, string, boolean). Parameters with type number "
+                "are not permitted. … MUST only be applied to properties that are statically "
+                "reachable from the schema root"),
+          "Put x-mcp-header only on string/integer/boolean properties reached through "
+          "properties alone, with unique token names."),
+    Check("auth.discovery", "auth", "the 401 leads to the resource metadata",
+          _rule(_R, "basic/authorization#protected-resource-metadata-discovery-requirements",
+                "MUST",
+                "MCP servers MUST implement one of the following discovery mechanisms to "
+                "provide authorization server location information to MCP clients: "
+                "WWW-Authenticate Header … Well-Known URI"),
+          "Answer 401 with WWW-Authenticate: Bearer resource_metadata=\"URL\", or serve "
+          "the metadata at /.well-known/oauth-protected-resource[/path]."),
+    Check("auth.resource-metadata", "auth",
+          "Protected Resource Metadata valid, its resource this server",
+          _rule(_R, "basic/authorization#authorization-server-location", "MUST",
+                "The Protected Resource Metadata document returned by the MCP server MUST "
+                "include the authorization_servers field containing at least one "
+                "authorization server. (RFC 9728 §3.3: the resource value MUST be identical "
+                "to the protected resource's resource identifier.)"),
+          "Serve a JSON object whose resource is this server's URL and whose "
+          "authorization_servers lists at least one issuer."),
+    Check("auth.server-metadata", "auth", "authorization server metadata valid, issuer exact",
+          _rule(_R, "basic/authorization#overview", "MUST",
+                "MCP authorization servers MUST provide at least one of the following "
+                "discovery mechanisms: OAuth 2.0 Authorization Server Metadata (RFC8414); "
+                "OpenID Connect Discovery 1.0. (RFC 8414 §3.3: the issuer value returned MUST "
+                "be identical to the authorization server's issuer identifier.)"),
+          "Serve RFC 8414 metadata at the issuer's well-known URI, with issuer exactly the "
+          "issuer named in authorization_servers."),
+    Check("auth.pkce-s256", "auth", "PKCE S256 advertised",
+          _rule(_R, "basic/authorization#authorization-code-protection", "MUST",
+                "MCP clients MUST use the S256 code challenge method when technically capable "
+                "… If code_challenge_methods_supported is absent, the authorization server "
+                "does not support PKCE and MCP clients MUST refuse to proceed."),
+          "List \"S256\" in code_challenge_methods_supported."),
+    Check("auth.client-registration", "auth", "Client ID Metadata Documents or DCR offered",
+          _rule(_R, "basic/authorization#overview", "SHOULD",
+                "Authorization servers and MCP clients SHOULD support OAuth Client ID Metadata "
+                "Documents … Authorization servers and MCP clients MAY support the OAuth 2.0 "
+                "Dynamic Client Registration Protocol (RFC7591)."),
+          "Advertise client_id_metadata_document_supported: true (or a "
+          "registration_endpoint), so clients need no pre-registration."),
 )
 
 #: Every check, by id, in report order.

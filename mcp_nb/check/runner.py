@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeGuard
 
 import anyio
-import httpx
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
@@ -39,6 +38,7 @@ from ..client.errors import ServerError
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
+from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
 
 Target = str | Sequence[str] | ClientSession
@@ -48,10 +48,6 @@ Exchange = tuple[Any, list[dict[str, Any]]]
 UNKNOWN_VERSION = "2000-01-01"
 #: Declared in a stateless-era request's _meta: no server implements it.
 UNKNOWN_STATELESS_VERSION = "1900-01-01"
-#: An Origin a DNS-rebinding page would send.
-FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
-#: Sent in MCP-Protocol-Version to see the server refuse it.
-BAD_VERSION_HEADER = "1999-01-01"
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 LISTS = {"tools": ("tools/list", "tools"), "resources": ("resources/list", "resources"),
@@ -202,7 +198,7 @@ class _Checkup:
                     group.start_soon(self.features, main)
                 group.start_soon(self.lifecycle, main, connect_error)
                 if _is_url(self.target):
-                    group.start_soon(self.http_probes, self.target)
+                    group.start_soon(check_http, self, self.target)
             self.jsonrpc()
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
@@ -602,132 +598,6 @@ class _Checkup:
                  garbage[0][1].detail if garbage else "every message received was valid",
                  [{"session": n, "finding": f.rule.id, "message": f.evidence}
                   for n, f in garbage[:5]])
-
-    # -- Streamable HTTP, by raw requests -------------------------------------------------
-
-    async def http_probes(self, url: str) -> None:
-        async with httpx.AsyncClient(timeout=self.timeout) as client:
-            try:
-                await self._http_probes(_HttpProbe(client, url))
-            except httpx.HTTPError as exc:
-                # Whatever was settled stays; the rest cannot be judged without an answer.
-                self.skip([c for c in CHECKS if c.startswith("http.")],
-                          f"the raw HTTP probe got no answer: {exc!r}")
-
-    async def _http_probes(self, probe: _HttpProbe) -> None:
-        rest = ["http.session-id", "http.protocol-version-header", "http.session-404"]
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": SUPPORTED_VERSIONS[-1], "capabilities": {},
-            "clientInfo": {"name": "mcp_nb checkup", "version": "1"}}}
-        status, headers, body, ex = await probe.post(initialize, {})
-        result = (body or {}).get("result") if isinstance(body, dict) else None
-        if status == 401:
-            self.skip(["http.origin", *rest], "the server asks for authorization (401)")
-            return
-        if status != 200 or not isinstance(result, dict):
-            # Not an endpoint that initializes (legacy HTTP+SSE's, or stateless-only): what a
-            # foreign Origin gets there would not tell a refusal from the endpoint's own no.
-            self.skip(["http.origin", *rest], f"a plain initialize POST answered {status} "
-                      "without a result (a legacy HTTP+SSE endpoint or a stateless-only server)")
-            return
-        plain = ex
-        status, foreign_headers, _, ex = await probe.post(initialize, {"Origin": FOREIGN_ORIGIN})
-        if status == 403:
-            self.put("http.origin", "pass", f"Origin {FOREIGN_ORIGIN} refused with 403", [ex])
-        else:
-            self.put("http.origin", "fail", f"Origin {FOREIGN_ORIGIN} answered {status}", [ex])
-            if foreign := foreign_headers.get("mcp-session-id"):
-                await probe.delete(foreign, None)
-        ex = plain
-        version = result.get("protocolVersion")
-        sid = headers.get("mcp-session-id")
-        if sid is None:
-            self.skip(["http.session-id", "http.session-404"],
-                      "the server issued no Mcp-Session-Id (sessions are optional)")
-        elif all(0x21 <= ord(c) <= 0x7E for c in sid):
-            self.put("http.session-id", "pass", "the session id is visible ASCII", [ex])
-        else:
-            self.put("http.session-id", "fail", f"session id {sid!r} has characters outside "
-                     "0x21..0x7E", [ex])
-        good = {"MCP-Protocol-Version": version} if isinstance(version, str) else {}
-        if sid:
-            good["Mcp-Session-Id"] = sid
-        await probe.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, good)
-        if isinstance(version, str) and version >= "2025-06-18":
-            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-            status, _, _, ex = await probe.post(ping, {**good,
-                                                       "MCP-Protocol-Version": BAD_VERSION_HEADER})
-            self.put("http.protocol-version-header", "pass" if status == 400 else "fail",
-                     f"MCP-Protocol-Version: {BAD_VERSION_HEADER} answered {status}", [ex])
-        else:
-            self.skip(["http.protocol-version-header"], f"negotiated {version}: the header "
-                      "exists from 2025-06-18")
-        if sid:
-            status, ex_delete = await probe.delete(sid, version)
-            if status == 405:
-                self.skip(["http.session-404"], "DELETE answered 405: the server does not let "
-                          "clients end sessions (it MAY), so no session could be ended to test")
-            elif 200 <= status < 300:
-                status, _, _, ex = await probe.post({"jsonrpc": "2.0", "id": 3,
-                                                     "method": "ping"}, good)
-                self.put("http.session-404", "pass" if status == 404 else "fail",
-                         f"a request with the ended session's id answered {status}",
-                         [ex_delete, ex])
-            else:
-                self.skip(["http.session-404"], f"DELETE answered {status}")
-
-
-class _HttpProbe:
-    """Raw POST/DELETE to the MCP endpoint; each exchange is kept as evidence."""
-
-    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
-        self.client, self.url = client, url
-
-    async def post(self, message: dict[str, Any], headers: dict[str, str]
-                   ) -> tuple[int, httpx.Headers, Any, dict[str, Any]]:
-        sent = {"Accept": "application/json, text/event-stream",
-                "Content-Type": "application/json", **headers}
-        body: Any = None
-        text = ""
-        async with self.client.stream("POST", self.url, json=message, headers=sent) as response:
-            kind = response.headers.get("content-type", "")
-            if kind.startswith("text/event-stream"):
-                # The stream may stay open after the answer: read up to the message with our id.
-                async for line in response.aiter_lines():
-                    text += line + "\n"
-                    if line.startswith("data:"):
-                        with contextlib.suppress(ValueError):
-                            data = json.loads(line[5:])
-                            if isinstance(data, dict) and data.get("id") == message.get("id"):
-                                body = data
-                                break
-                    if len(text) > 100_000:
-                        break
-            else:
-                text = (await response.aread()).decode("utf-8", "replace")[:100_000]
-                with contextlib.suppress(ValueError):
-                    body = json.loads(text) if text else None
-            status, response_headers = response.status_code, response.headers
-        return status, response_headers, body, _http_evidence("POST", sent, message, status,
-                                                              response_headers, text)
-
-    async def delete(self, session_id: str, version: str | None) -> tuple[int, dict[str, Any]]:
-        sent = {"Mcp-Session-Id": session_id}
-        if version:
-            sent["MCP-Protocol-Version"] = version
-        response = await self.client.delete(self.url, headers=sent)
-        return response.status_code, _http_evidence("DELETE", sent, None, response.status_code,
-                                                     response.headers, response.text)
-
-
-def _http_evidence(method: str, headers: dict[str, str], body: Any, status: int,
-                   response_headers: httpx.Headers, text: str) -> dict[str, Any]:
-    shown = ("content-type", "mcp-session-id", "www-authenticate")
-    return {"http": {
-        "request": {"method": method, "headers": headers, "body": body},
-        "response": {"status": status,
-                     "headers": {k: v for k, v in response_headers.items() if k in shown},
-                     "body": text[:2000]}}}
 
 
 async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),

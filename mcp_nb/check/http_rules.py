@@ -1,0 +1,449 @@
+"""The checkup's Streamable HTTP rules, probed with raw requests (httpx).
+
+A client that obeys the transport's rules cannot break them on purpose, so
+these checks speak HTTP themselves: a foreign ``Origin``, a notification and
+its status, an ``Accept`` without ``text/event-stream``, a bad
+``MCP-Protocol-Version``, three sessions' ids side by side, a ``GET`` with
+``Last-Event-ID``, a ``DELETE``; and, when the server speaks the stateless era
+(2026-07-28) over HTTP, ``server/discover`` with ``_meta`` left short and with
+headers that disagree with the body.  A 401 hands over to
+:mod:`mcp_nb.check.auth_rules` (metadata reads only, never a token).
+
+Every exchange is kept as evidence (``{"http": {"request": …, "response": …}}``).
+
+Example::
+
+    async with anyio.create_task_group() as group:   # inside the checkup's run
+        group.start_soon(check_http, checkup, "http://127.0.0.1:8000/mcp")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+import httpx
+
+from ..protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
+from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS
+from .model import Outcome
+
+#: An Origin a DNS-rebinding page would send.
+FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
+#: Sent in MCP-Protocol-Version to see the server refuse it.
+BAD_VERSION_HEADER = "1999-01-01"
+#: How long a GET with Last-Event-ID is read for replayed events (it may stay open).
+REPLAY_WINDOW = 1.0
+#: Below this many bits of estimated randomness a session id is guessable (a UUIDv4 has 122).
+MIN_SESSION_ID_BITS = 64
+CLIENT_INFO = {"name": "mcp_nb checkup", "version": "1"}
+BOTH = "application/json, text/event-stream"
+
+HANDSHAKE_CHECKS = ("http.origin", "http.session-id", "http.protocol-version-header",
+                    "http.session-404", "http.notification-202", "http.request-answer",
+                    "http.session-id-unguessable", "http.event-ids", "http.resumption")
+STATELESS_HTTP_CHECKS = ("stateless.request-meta", "stateless.header-mismatch")
+AUTH_CHECKS = ("auth.discovery", "auth.resource-metadata", "auth.server-metadata",
+               "auth.pkce-s256", "auth.client-registration")
+
+
+class Recorder(Protocol):
+    """What the probes need from the checkup: where verdicts go, and the time allowed."""
+
+    timeout: float
+
+    def put(self, check_id: str, outcome: Outcome, detail: str,
+            evidence: list[dict[str, Any]] | None = None) -> None: ...
+
+    def skip(self, check_ids: Sequence[str], reason: str) -> None: ...
+
+
+@dataclass
+class Answer:
+    """One HTTP exchange: what came back, and the exchange as evidence."""
+
+    status: int
+    headers: httpx.Headers
+    #: The JSON-RPC message answering the request (from JSON or from the SSE stream).
+    body: Any
+    text: str
+    evidence: dict[str, Any]
+    #: The SSE ``id:`` fields, in order (empty for a JSON answer).
+    event_ids: list[str] = field(default_factory=list)
+    #: Every JSON-RPC message an SSE answer carried.
+    messages: list[Any] = field(default_factory=list)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    @property
+    def error_code(self) -> Any:
+        error = self.body.get("error") if isinstance(self.body, dict) else None
+        return error.get("code") if isinstance(error, dict) else None
+
+
+def http_evidence(method: str, url: str, headers: dict[str, str], body: Any, status: int,
+                  response_headers: httpx.Headers, text: str) -> dict[str, Any]:
+    shown = ("content-type", "mcp-session-id", "www-authenticate", "location")
+    return {"http": {
+        "request": {"method": method, "url": url, "headers": headers, "body": body},
+        "response": {"status": status,
+                     "headers": {k: v for k, v in response_headers.items() if k in shown},
+                     "body": text[:2000]}}}
+
+
+class HttpProbe:
+    """Raw POST/GET/DELETE to the MCP endpoint; each exchange is kept as evidence."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.client, self.url = client, url
+
+    async def post(self, message: dict[str, Any], headers: dict[str, str]) -> Answer:
+        sent = {"Accept": BOTH, "Content-Type": "application/json", **headers}
+        async with self.client.stream("POST", self.url, json=message, headers=sent) as response:
+            answer = await _read(response, message.get("id"), until_answer=True)
+        answer.evidence = http_evidence("POST", self.url, sent, message, answer.status,
+                                        answer.headers, answer.text)
+        return answer
+
+    async def get(self, headers: dict[str, str], window: float) -> Answer:
+        """A GET read for at most ``window`` seconds (an SSE stream may stay open)."""
+        sent = {"Accept": "text/event-stream", **headers}
+        async with self.client.stream("GET", self.url, headers=sent) as response:
+            answer = Answer(response.status_code, response.headers, None, "", {})
+            with anyio.move_on_after(window):
+                answer = await _read(response, None, until_answer=False)
+        answer.evidence = http_evidence("GET", self.url, sent, None, answer.status,
+                                        answer.headers, answer.text)
+        return answer
+
+    async def delete(self, session_id: str, version: str | None) -> Answer:
+        sent = {"Mcp-Session-Id": session_id}
+        if version:
+            sent["MCP-Protocol-Version"] = version
+        response = await self.client.delete(self.url, headers=sent)
+        return Answer(response.status_code, response.headers, None, response.text,
+                      http_evidence("DELETE", self.url, sent, None, response.status_code,
+                                    response.headers, response.text))
+
+
+async def _read(response: httpx.Response, wanted: Any, *, until_answer: bool) -> Answer:
+    """The answer's body: JSON, or SSE events (up to the message answering ``wanted``)."""
+    answer = Answer(response.status_code, response.headers, None, "", {})
+    if answer.content_type != "text/event-stream":
+        answer.text = (await response.aread()).decode("utf-8", "replace")[:100_000]
+        with contextlib.suppress(ValueError):
+            answer.body = json.loads(answer.text) if answer.text else None
+        return answer
+    async for line in response.aiter_lines():
+        answer.text += line + "\n"
+        if line.startswith("id:"):
+            answer.event_ids.append(line[3:].strip())
+        elif line.startswith("data:"):
+            with contextlib.suppress(ValueError):
+                data = json.loads(line[5:])
+                answer.messages.append(data)
+                if isinstance(data, dict) and "method" not in data and data.get("id") == wanted:
+                    answer.body = data
+                    if until_answer:
+                        break
+        if len(answer.text) > 100_000:
+            break
+    return answer
+
+
+def _initialize(request_id: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
+        "protocolVersion": SUPPORTED_VERSIONS[-1], "capabilities": {},
+        "clientInfo": CLIENT_INFO}}
+
+
+def _discover(request_id: int, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    if meta is None:
+        meta = {META_PROTOCOL_VERSION: LATEST_STATELESS_VERSION, META_CLIENT_CAPABILITIES: {},
+                META_CLIENT_INFO: CLIENT_INFO}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover",
+            "params": {"_meta": meta}}
+
+
+def stateless_headers(method: str) -> dict[str, str]:
+    return {"MCP-Protocol-Version": LATEST_STATELESS_VERSION, "Mcp-Method": method}
+
+
+def session_id_bits(ids: Sequence[str]) -> float:
+    """Estimated random bits in each of ``ids``: the characters that vary between them
+    (after their common prefix and suffix), times the bits of the alphabet they use."""
+    prefix = len(_common_prefix(list(ids)))
+    suffix = len(_common_prefix([i[::-1] for i in ids]))
+    varying = min(len(i) for i in ids) - prefix - suffix
+    alphabet = set("".join(ids))
+    if alphabet <= set("0123456789"):
+        size = 10
+    elif alphabet <= set("0123456789abcdef-") or alphabet <= set("0123456789ABCDEF-"):
+        size = 16
+    else:
+        size = 64
+    return max(0, varying) * math.log2(size)
+
+
+def _common_prefix(texts: list[str]) -> str:
+    first, last = min(texts), max(texts)
+    length = next((n for n, (a, b) in enumerate(zip(first, last, strict=False)) if a != b),
+                  min(len(first), len(last)))
+    return first[:length]
+
+
+def _numeric(text: str) -> int | None:
+    digits = re.findall(r"\d+", text)
+    return int(digits[-1]) if digits else None
+
+
+async def check_http(checkup: Recorder, url: str) -> None:
+    """Every HTTP rule of the checkup against the MCP endpoint at ``url``."""
+    async with httpx.AsyncClient(timeout=checkup.timeout) as client:
+        probe = HttpProbe(client, url)
+        try:
+            await _check(checkup, probe, client)
+        except httpx.HTTPError as exc:
+            # Whatever was settled stays; the rest cannot be judged without an answer.
+            checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS, *AUTH_CHECKS],
+                         f"the raw HTTP probe got no answer: {exc!r}")
+
+
+async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient) -> None:
+    plain = await probe.post(_initialize(1), {})
+    if plain.status == 401:
+        why = "the server asks for authorization (401): only its metadata was checked"
+        checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
+        from .auth_rules import check_authorization  # only a protected server needs it
+
+        await check_authorization(checkup, client, probe.url, plain)
+        return
+    checkup.skip(AUTH_CHECKS, f"the server did not ask for authorization (initialize "
+                 f"answered {plain.status}, not 401)")
+    discover = await probe.post(_discover(1), stateless_headers("server/discover"))
+    stateless = discover.status == 200 and isinstance(
+        (discover.body or {}).get("result") if isinstance(discover.body, dict) else None, dict)
+    result = plain.body.get("result") if isinstance(plain.body, dict) else None
+    if plain.status == 200 and isinstance(result, dict):
+        await _handshake(checkup, probe, plain, result)
+    else:
+        # Not an endpoint that initializes (legacy HTTP+SSE's, or stateless-only).
+        why = (f"a plain initialize POST answered {plain.status} without a result (a legacy "
+               "HTTP+SSE endpoint or a stateless-only server)")
+        if stateless:
+            await _origin(checkup, probe, _discover(2), stateless_headers("server/discover"))
+        checkup.skip(HANDSHAKE_CHECKS, why)
+    if stateless:
+        await _stateless(checkup, probe, discover)
+    else:
+        checkup.skip(STATELESS_HTTP_CHECKS, f"server/discover with 2026-07-28 _meta answered "
+                     f"{discover.status} without a result: no stateless era over HTTP")
+
+
+async def _origin(checkup: Recorder, probe: HttpProbe, message: dict[str, Any],
+                  headers: dict[str, str]) -> None:
+    foreign = await probe.post(message, {**headers, "Origin": FOREIGN_ORIGIN})
+    if foreign.status == 403:
+        checkup.put("http.origin", "pass", f"Origin {FOREIGN_ORIGIN} refused with 403",
+                    [foreign.evidence])
+    else:
+        checkup.put("http.origin", "fail", f"Origin {FOREIGN_ORIGIN} answered "
+                    f"{foreign.status}", [foreign.evidence])
+        if sid := foreign.headers.get("mcp-session-id"):
+            await probe.delete(sid, None)
+
+
+async def _handshake(checkup: Recorder, probe: HttpProbe, plain: Answer,
+                     result: dict[str, Any]) -> None:
+    """The handshake era's transport rules, on a session of the probe's own."""
+    await _origin(checkup, probe, _initialize(1), {})
+    version = result.get("protocolVersion")
+    sid = plain.headers.get("mcp-session-id")
+    if sid is None:
+        checkup.skip(["http.session-id", "http.session-404", "http.session-id-unguessable"],
+                     "the server issued no Mcp-Session-Id (sessions are optional)")
+    elif all(0x21 <= ord(c) <= 0x7E for c in sid):
+        checkup.put("http.session-id", "pass", "the session id is visible ASCII",
+                    [plain.evidence])
+    else:
+        checkup.put("http.session-id", "fail", f"session id {sid!r} has characters outside "
+                    "0x21..0x7E", [plain.evidence])
+    good = {"MCP-Protocol-Version": version} if isinstance(version, str) else {}
+    if sid:
+        good["Mcp-Session-Id"] = sid
+    note = await probe.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, good)
+    if note.status == 202 and not note.text.strip():
+        checkup.put("http.notification-202", "pass", "notifications/initialized answered 202 "
+                    "with no body", [note.evidence])
+    else:
+        checkup.put("http.notification-202", "fail", f"notifications/initialized answered "
+                    f"{note.status}" + (f" with a body ({len(note.text)} characters)"
+                                        if note.text.strip() else ""), [note.evidence])
+    if isinstance(version, str) and version >= "2025-06-18":
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        bad = await probe.post(ping, {**good, "MCP-Protocol-Version": BAD_VERSION_HEADER})
+        checkup.put("http.protocol-version-header", "pass" if bad.status == 400 else "fail",
+                    f"MCP-Protocol-Version: {BAD_VERSION_HEADER} answered {bad.status}",
+                    [bad.evidence])
+    else:
+        checkup.skip(["http.protocol-version-header"], f"negotiated {version}: the header "
+                     "exists from 2025-06-18")
+    ping = await probe.post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, good)
+    narrow = await probe.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                              {**good, "Accept": "application/json"})
+    _request_answers(checkup, [plain, ping], narrow)
+    await _event_ids(checkup, probe, good, [plain, ping, narrow], ping)
+    if sid:
+        await _unguessable(checkup, probe, sid, plain)
+        await _ended_session(checkup, probe, sid, version, good)
+
+
+def _request_answers(checkup: Recorder, answers: list[Answer], narrow: Answer) -> None:
+    """http.request-answer: JSON or SSE for every request; the Accept probe said how it was
+    met (the Accept rule itself binds the client: the server is free to refuse or serve)."""
+    bad = [a for a in [*answers, narrow] if 200 <= a.status < 300
+           and a.content_type not in ("application/json", "text/event-stream")]
+    if narrow.status == 406 or narrow.status >= 400:
+        met = f"refused with {narrow.status}"
+    else:
+        met = f"answered {narrow.status} {narrow.content_type or '(no content type)'}"
+    evidence = [a.evidence for a in (bad or [answers[-1], narrow])]
+    if bad:
+        checkup.put("http.request-answer", "fail", "; ".join(
+            f"{a.evidence['http']['request']['body'].get('method')} answered {a.status} "
+            f"{a.content_type or '(no content type)'}" for a in bad), evidence)
+    else:
+        checkup.put("http.request-answer", "pass", f"requests answered as "
+                    f"{', '.join(sorted({a.content_type for a in answers}))}; a POST with "
+                    f"Accept: application/json alone was {met}", evidence)
+
+
+async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
+                     answers: list[Answer], ping: Answer) -> None:
+    """http.event-ids over this session's streams; http.resumption from ping's first id."""
+    seen: dict[str, int] = {}
+    for answer in answers:
+        for event_id in answer.event_ids:
+            seen[event_id] = seen.get(event_id, 0) + 1
+    if not seen:
+        checkup.skip(["http.event-ids", "http.resumption"], "the server sent no SSE event "
+                     "ids (it MAY attach them): nothing to resume")
+        return
+    with_ids = [a.evidence for a in answers if a.event_ids]
+    repeated = sorted(event_id for event_id, count in seen.items() if count > 1)
+    if repeated:
+        checkup.put("http.event-ids", "fail", f"event id(s) {', '.join(map(repr, repeated[:5]))}"
+                    f" sent more than once in one session", with_ids)
+    else:
+        checkup.put("http.event-ids", "pass", f"{len(seen)} event id(s) over "
+                    f"{len(with_ids)} stream(s), none repeated", with_ids)
+    if not ping.event_ids:
+        checkup.skip(["http.resumption"], "ping's stream carried no event id to resume from")
+        return
+    resumed = await probe.get({**good, "Last-Event-ID": ping.event_ids[0]}, REPLAY_WINDOW)
+    if resumed.status != 200 or resumed.content_type != "text/event-stream":
+        checkup.skip(["http.resumption"], f"GET with Last-Event-ID {ping.event_ids[0]!r} "
+                     f"answered {resumed.status}: the server does not resume (it MAY)")
+        return
+    ping_id = ping.evidence["http"]["request"]["body"]["id"]
+    foreign = [m for m in resumed.messages if isinstance(m, dict) and "method" not in m
+               and m.get("id") != ping_id]
+    evidence = [ping.evidence, resumed.evidence]
+    if foreign:
+        checkup.put("http.resumption", "fail", f"resuming ping's stream (id {ping_id}) replayed "
+                    f"the response to id {foreign[0].get('id')!r}, another stream's", evidence)
+    else:
+        checkup.put("http.resumption", "pass", f"resuming after {ping.event_ids[0]!r} replayed "
+                    f"{len(resumed.messages)} message(s), all of ping's stream", evidence)
+
+
+async def _unguessable(checkup: Recorder, probe: HttpProbe, sid: str, plain: Answer) -> None:
+    """http.session-id-unguessable: two more sessions, the three ids side by side."""
+    others = [await probe.post(_initialize(1), {}) for _ in range(2)]
+    ids = [sid, *(a.headers.get("mcp-session-id") for a in others)]
+    for other in others:
+        if other_sid := other.headers.get("mcp-session-id"):
+            await probe.delete(other_sid, None)
+    evidence = [plain.evidence, *(a.evidence for a in others)]
+    if any(i is None for i in ids):
+        checkup.skip(["http.session-id-unguessable"], "a later initialize got no session id")
+        return
+    known = [i for i in ids if i is not None]
+    numbers = [_numeric(i) for i in known]
+    bits = session_id_bits(known)
+    if len(set(known)) < len(known):
+        problem = "two sessions were given the same id"
+    elif all(n is not None for n in numbers) and len(
+            {b - a for a, b in itertools.pairwise(numbers)}) == 1 and bits < MIN_SESSION_ID_BITS:
+        problem = "the ids count up: the next one can be guessed"
+    elif bits < MIN_SESSION_ID_BITS:
+        problem = f"about {bits:.0f} bits vary between them (fewer than {MIN_SESSION_ID_BITS})"
+    else:
+        checkup.put("http.session-id-unguessable", "pass", f"3 sessions, 3 distinct ids, about "
+                    f"{bits:.0f} random bits each", evidence)
+        return
+    checkup.put("http.session-id-unguessable", "fail", f"session ids {', '.join(map(repr, known))}"
+                f": {problem}", evidence)
+
+
+async def _ended_session(checkup: Recorder, probe: HttpProbe, sid: str, version: Any,
+                         good: dict[str, str]) -> None:
+    deleted = await probe.delete(sid, version if isinstance(version, str) else None)
+    if deleted.status == 405:
+        checkup.skip(["http.session-404"], "DELETE answered 405: the server does not let "
+                     "clients end sessions (it MAY), so no session could be ended to test")
+    elif 200 <= deleted.status < 300:
+        after = await probe.post({"jsonrpc": "2.0", "id": 5, "method": "ping"}, good)
+        checkup.put("http.session-404", "pass" if after.status == 404 else "fail",
+                    f"a request with the ended session's id answered {after.status}",
+                    [deleted.evidence, after.evidence])
+    else:
+        checkup.skip(["http.session-404"], f"DELETE answered {deleted.status}")
+
+
+async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> None:
+    """The 2026-07-28 request rules over HTTP: required _meta, headers matching the body."""
+    short = {META_PROTOCOL_VERSION: LATEST_STATELESS_VERSION, META_CLIENT_INFO: CLIENT_INFO}
+    lacking = await probe.post(_discover(2, short), stateless_headers("server/discover"))
+    if lacking.status == 400 and lacking.error_code == INVALID_PARAMS:
+        checkup.put("stateless.request-meta", "pass", f"_meta without {META_CLIENT_CAPABILITIES}"
+                    f" refused: 400, error {INVALID_PARAMS}", [lacking.evidence])
+    else:
+        checkup.put("stateless.request-meta", "fail", f"_meta without "
+                    f"{META_CLIENT_CAPABILITIES} answered {lacking.status}"
+                    + (f", error {lacking.error_code}" if lacking.error_code is not None
+                       else " with a result" if isinstance(lacking.body, dict)
+                       and "result" in lacking.body else "")
+                    + f" (the rule: 400, error {INVALID_PARAMS})", [lacking.evidence])
+    probes = {
+        "Mcp-Method: tools/list on a server/discover body": stateless_headers("tools/list"),
+        "no Mcp-Method header": {"MCP-Protocol-Version": LATEST_STATELESS_VERSION},
+        "MCP-Protocol-Version: 2025-11-25 with _meta naming "
+        f"{LATEST_STATELESS_VERSION}": {**stateless_headers("server/discover"),
+                                        "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]},
+    }
+    wrong: list[str] = []
+    evidence: list[dict[str, Any]] = [discover.evidence]
+    for number, (what, headers) in enumerate(probes.items(), start=3):
+        answer = await probe.post(_discover(number), headers)
+        evidence.append(answer.evidence)
+        if answer.status != 400 or answer.error_code != HEADER_MISMATCH:
+            wrong.append(f"{what}: answered {answer.status}"
+                         + (f", error {answer.error_code}" if answer.error_code is not None
+                            else ""))
+    if wrong:
+        checkup.put("stateless.header-mismatch", "fail", "; ".join(wrong)
+                    + f" (the rule: 400, error {HEADER_MISMATCH})", evidence)
+    else:
+        checkup.put("stateless.header-mismatch", "pass", f"{len(probes)} disagreeing or missing "
+                    f"headers refused: 400, error {HEADER_MISMATCH}", evidence)
