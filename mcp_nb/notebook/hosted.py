@@ -54,7 +54,8 @@ class HostedSession:
         self._stop: anyio.Event | None = None
         self._host: Any = None
         self.aio = _AsyncFacade(self)
-        #: Live widgets for this session (displaying the session shows them).
+        #: The live window onto this session (``%mcp view``); displaying the session
+        #: itself shows a snapshot of it (see :mod:`mcp_nb.notebook.widgets`).
         self.view = SessionView(session, name)
         self._tools: dict[str, Tool] | None = None
         session.on_notification(self._forget_tools)
@@ -126,6 +127,16 @@ class HostedSession:
         """Run a coroutine on the session's loop and wait for it (interruptible)."""
         return self.loop.run(coro)
 
+    def settle(self) -> None:
+        """Let what is already queued on the session's loop happen, before a snapshot.
+
+        Some entries reach the transcript through the loop's queue (an MCP App's
+        postMessage lane is added with ``call_soon``): one pass of the loop puts
+        them in, so a snapshot taken next shows them.
+        """
+        if self.loop.running and not self.loop.in_loop_thread():
+            self.loop.run(asyncio.sleep(0))
+
     def close(self) -> None:
         """Shut the session down (as the spec says) and end its host task."""
         if self._host is None or self._host.done():
@@ -160,7 +171,9 @@ class HostedSession:
         return repr(self.view)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.view._repr_mimebundle_(**kwargs)
+        # A cell showing the session illustrates this step: a snapshot, with the live
+        # "now: …" line under it; ``%mcp view`` (``self.view``) is the live window.
+        return self.view.snapshot()._repr_mimebundle_(**kwargs)
 
 
 class _AsyncFacade:

@@ -1,4 +1,4 @@
-"""Live ipywidgets views of a session, fed by its events.
+"""Live ipywidgets views of a session, fed by its events, and snapshots of them.
 
 Each widget subscribes to the session's lifecycle transitions and transcript
 and redraws from :mod:`mcp_nb.notebook.render`.  Events arrive on whichever
@@ -7,8 +7,35 @@ between calls); ipywidgets sends the change to the browser from there
 (ipykernel's iopub channel is thread-safe), so a widget moves while a cell is
 still waiting.
 
+**Snapshots and the live view.**  A cell that shows a session, or one part of it,
+illustrates one step: the prose beside it describes the session at that step.
+So *displaying* a session's part shows a :class:`Snapshot`: the part as it was
+when the cell displayed it (built once, then never redrawn), with a one-line
+:class:`NowLine` under it, shared by every snapshot of the session, that keeps
+saying the state the session is in *now*.  After Run All the tour's first
+diagram still shows ``Operating`` beside prose about ``Operating``, and its
+``now: Terminated`` line says the session has moved on.  The rule:
+
+* snapshots: the session itself (``%mcp connect``'s value, ``s`` in a cell),
+  ``%mcp initialize``, ``%mcp initialized``, ``%mcp state``, ``%mcp caps``,
+  ``%mcp findings``, ``%mcp transcript`` and any part shown by hand
+  (``s.view.handshake``);
+* live: :class:`SessionView` itself, ``%mcp view`` or ``s.view``, the one window
+  that follows the session, and everything a person acts through (the explorer,
+  the Requests inbox, a running call's progress, tool forms, App frames, the
+  authorization flow).  A snapshot of the session keeps the tabs that were added
+  to it for acting (Requests, Explore) live.
+
+In a notebook::
+
+    s = %mcp connect     # the session after its handshake, and a live "now: …" line
+    %mcp state           # the diagram at this step, the same "now: …" line under it
+    %mcp view            # every tab, following the session
+
 Every widget also has a short deterministic ``text/plain`` repr (what nbval
-compares) and a static ``text/html`` repr (what nbviewer and GitHub show).
+compares) and a static ``text/html`` repr (what nbviewer and GitHub show); a
+snapshot's are its part's at display time, so saved outputs are the same
+either way.
 """
 
 from __future__ import annotations
@@ -54,6 +81,83 @@ class _Described:
         return bundle
 
 
+class NowLine(w.HTML):
+    """One live line, ``now: Operating``: the state a session is in now.
+
+    A session's snapshots all show the same NowLine (one widget, one subscription,
+    however many cells display the session).
+    """
+
+    def __init__(self, session: ClientSession) -> None:
+        super().__init__()
+        self._show(session.state.value)
+        # The record, not the session, is read: the line keeps no reference to it.
+        session.on_transition(lambda record: self._show(record.target.value))
+
+    def _show(self, state: str) -> None:
+        tip = _("What is above shows the session as it was when the cell displayed it; "
+                "this line follows the session (%mcp view shows every tab live).")
+        self.value = (render.STYLE + f'<div class="mcpnb"><span class="no" '
+                      f'title="{render.esc(tip)}">'
+                      + render.esc(_("now: {state}").format(state=state)) + "</span></div>")
+
+
+class Snapshot(_Described, w.VBox):
+    """A part of a session as it was when displayed, with the session's live NowLine under it.
+
+    Built once, at display time, by the part's :meth:`snapshot`; nothing in it
+    is redrawn (widgets added for acting, like the Requests tab, stay live).
+    Its text/plain and text/html are the part's at that moment.
+
+    In Python (``hosted`` from ``%mcp connect``)::
+
+        shot = hosted.view.state_diagram.snapshot()
+        shot.frozen.value      # the diagram's HTML now, kept as it is
+        shot.now.value         # "now: …", redrawn on every transition
+    """
+
+    def __init__(self, frozen: w.Widget, now: NowLine, plain: str, html: str) -> None:
+        super().__init__(children=[frozen, now])
+        #: The frozen copy of the part (a widget that is never redrawn).
+        self.frozen = frozen
+        self.now = now
+        self._plain = plain
+        self._html = html
+
+    def describe(self) -> str:
+        return self._plain
+
+    def static_html(self) -> str:
+        return self._html
+
+
+class _SnapshotOnDisplay(_Described):
+    """Mixin for a live part of a session: displaying it shows a :class:`Snapshot`."""
+
+    _session: ClientSession
+    _now: NowLine | None = None
+
+    def frozen(self) -> w.Widget:  # pragma: no cover - every part overrides
+        """A copy of what the part shows now, that is never redrawn."""
+        raise NotImplementedError
+
+    def now_line(self) -> NowLine:
+        """The session's NowLine (given by the SessionView; made here for a part on its own)."""
+        if self._now is None:
+            self._now = NowLine(self._session)
+        return self._now
+
+    def snapshot(self) -> w.Widget:
+        """This part as it is now, with the live ``now: …`` line under it."""
+        return Snapshot(self.frozen(), self.now_line(), self.describe(), self.static_html())
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        shown = self.snapshot()
+        if shown is self:
+            return super()._repr_mimebundle_(**kwargs)
+        return shown._repr_mimebundle_(**kwargs)
+
+
 class _Throttle:
     """Coalesce bursts of events into one redraw every ``_REFRESH_SECONDS``."""
 
@@ -83,12 +187,17 @@ class _Throttle:
         self._redraw()
 
 
-class StateDiagram(_Described, w.HTML):
-    """The lifecycle state machine, current state highlighted, path taken in bold."""
+class StateDiagram(_SnapshotOnDisplay, w.HTML):
+    """The lifecycle state machine, current state highlighted, path taken in bold.
 
-    def __init__(self, session: ClientSession) -> None:
+    ``now`` is the session's :class:`NowLine` for this part's snapshots (a
+    :class:`SessionView` gives its parts its own); the other parts take it too.
+    """
+
+    def __init__(self, session: ClientSession, now: NowLine | None = None) -> None:
         super().__init__()
         self._session = session
+        self._now = now
         self._redraw()
         session.on_transition(self._on_transition)
 
@@ -122,6 +231,9 @@ class StateDiagram(_Described, w.HTML):
                 steps=" → ".join(step.kind for step in s.era_steps))
         return _("StateDiagram: {state} (path: {path})").format(state=s.state.value,
                                                                  path=path) + era
+
+    def frozen(self) -> w.HTML:
+        return w.HTML(self.value)
 
     def static_html(self) -> str:
         if self._session.era is Era.STATELESS:
@@ -158,12 +270,13 @@ def _handshake_entries(session: ClientSession) -> tuple[TranscriptEntry | None, 
     return request, response, initialized
 
 
-class Handshake(_Described, w.VBox):
+class Handshake(_SnapshotOnDisplay, w.VBox):
     """The three handshake messages as cards, and their sequence diagram with timings."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, now: NowLine | None = None) -> None:
         super().__init__()
         self._session = session
+        self._now = now
         self._cards = w.HTML()
         self._sequence = w.HTML()
         self._sequence_alt = _("sequence: nothing yet")
@@ -232,17 +345,21 @@ class Handshake(_Described, w.VBox):
             steps.append("initialized")
         return "Handshake: " + " → ".join(steps)
 
+    def frozen(self) -> w.VBox:
+        return w.VBox([w.HTML(self._sequence.value), w.HTML(self._cards.value)])
+
     def static_html(self) -> str:
         return (render.svg_image_html(diagrams.sequence_svg(self._shown, times=False),
                                       self._sequence_alt) + self._cards.value)
 
 
-class CapabilitiesView(_Described, w.HTML):
+class CapabilitiesView(_SnapshotOnDisplay, w.HTML):
     """Who declared what, what is usable now, and how the version was settled."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, now: NowLine | None = None) -> None:
         super().__init__()
         self._session = session
+        self._now = now
         self._redraw()
         session.on_transition(lambda record: self._redraw())
 
@@ -266,15 +383,18 @@ class CapabilitiesView(_Described, w.HTML):
         return _("Capabilities: server [{server}]; client [{client}]; version {version}").format(
             server=server, client=client, version=version)
 
+    def frozen(self) -> w.HTML:
+        return w.HTML(self.value)
+
     def static_html(self) -> str:
         return self.value
 
 
-def _message_counts(session: ClientSession) -> tuple[int, int]:
+def _message_counts(entries: list[TranscriptEntry]) -> tuple[int, int]:
     """(sent, received) messages.  Text reprs count messages, not transcript entries:
     how many stderr lines have arrived when a cell ends is down to scheduling."""
     sent = received = 0
-    for entry in session.transcript.entries:
+    for entry in entries:
         if entry.direction == "send":
             sent += 1
         elif entry.direction == "recv":
@@ -282,7 +402,23 @@ def _message_counts(session: ClientSession) -> tuple[int, int]:
     return sent, received
 
 
-def dropped_summary(transcript: Transcript) -> str:
+class _TranscriptMoment:
+    """A transcript's entries and drop counts as they were at one moment (a snapshot's).
+
+    The entries are the transcript's own objects, so the copy costs one reference
+    each, and nothing is added to it afterwards.
+    """
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.entries: list[TranscriptEntry] = list(transcript.entries)
+        self.dropped_by_kind: Counter[str] = Counter(transcript.dropped_by_kind)
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.dropped_by_kind.values())
+
+
+def dropped_summary(transcript: Transcript | _TranscriptMoment) -> str:
     """``42,113 older entries dropped: 42,100 notification, 13 request``; "" if none were."""
     if not transcript.dropped:
         return ""
@@ -294,12 +430,25 @@ def dropped_summary(transcript: Transcript) -> str:
     return f"{transcript.dropped:,} older entries dropped: {kinds}"
 
 
-class TranscriptView(_Described, w.VBox):
-    """The wire transcript: filterable by direction and method, paged, following the tail."""
+class TranscriptView(_SnapshotOnDisplay, w.VBox):
+    """The wire transcript: filterable by direction and method, paged, following the tail.
 
-    def __init__(self, session: ClientSession, page_size: int = 50) -> None:
+    ``frozen=True`` makes a snapshot: the entries as they are now, still filterable
+    and paged, never redrawn for new ones, with ``now`` (if given) shown under it.
+    That is what ``%mcp transcript`` shows::
+
+        TranscriptView(hosted.session, frozen=True, now=hosted.view.now)
+    """
+
+    def __init__(self, session: ClientSession, page_size: int = 50, *,
+                 now: NowLine | None = None, frozen: bool = False) -> None:
         super().__init__()
         self._session = session
+        self._now = now
+        #: True for a snapshot: its entries are those of the moment it was made.
+        self.is_frozen = frozen
+        self._transcript: Transcript | _TranscriptMoment = (
+            _TranscriptMoment(session.transcript) if frozen else session.transcript)
         self.page_size = page_size
         self.page = -1  # -1 follows the last page as messages arrive
         self.direction = w.Dropdown(options=[(_("all"), ""), (_("→ sent"), "send"),
@@ -320,15 +469,17 @@ class TranscriptView(_Described, w.VBox):
             w.HBox([self.direction, self.method]),
             w.HBox([self.previous, self.position, self.next]),
             self.table,
+            *([now] if frozen and now is not None else []),
         ]
         self._throttle = _Throttle(self._redraw)
         self._redraw()
-        session.transcript.subscribe(lambda entry: self._throttle.poke())
+        if not frozen:
+            session.transcript.subscribe(lambda entry: self._throttle.poke())
 
     def _selected(self) -> list[TranscriptEntry]:
         direction = self.direction.value or None
         method = self.method.value.strip() or None
-        entries = self._session.transcript.entries
+        entries = self._transcript.entries
         if direction is None and method is None:
             return entries
         return [e for e in entries
@@ -357,7 +508,7 @@ class TranscriptView(_Described, w.VBox):
         index = pages - 1 if self.page < 0 else min(self.page, pages - 1)
         chunk = selected[index * self.page_size:(index + 1) * self.page_size]
         self.table.value = render.transcript_rows_html(chunk, live=True)
-        dropped = dropped_summary(self._session.transcript)
+        dropped = dropped_summary(self._transcript)
         self.position.value = _("page {page}/{pages} · {count} entries").format(
             page=index + 1, pages=pages, count=len(selected)) + (f" · {dropped}" if dropped else "")
 
@@ -365,12 +516,28 @@ class TranscriptView(_Described, w.VBox):
         """Redraw now (tests and the end of a blocking magic)."""
         self._throttle.flush()
 
+    def frozen(self) -> TranscriptView:
+        """A snapshot without a now line (a tab of the session's snapshot), same filters."""
+        return self._copy(None)
+
+    def snapshot(self) -> TranscriptView:
+        """A snapshot with the now line, same filters and page; a snapshot is its own."""
+        return self if self.is_frozen else self._copy(self.now_line())
+
+    def _copy(self, now: NowLine | None) -> TranscriptView:
+        copy = TranscriptView(self._session, self.page_size, now=now, frozen=True)
+        copy.direction.value = self.direction.value
+        copy.method.value = self.method.value
+        copy.page = self.page
+        copy._redraw()
+        return copy
+
     def describe(self) -> str:
-        sent, received = _message_counts(self._session)
+        sent, received = _message_counts(self._transcript.entries)
         direction = self.direction.value or None
         method = self.method.value.strip() or None
         if direction is None and method is None:
-            dropped = dropped_summary(self._session.transcript)
+            dropped = dropped_summary(self._transcript)
             if dropped:  # thousands separators only here: kept outputs never hit the limit
                 return _("Transcript: {total} messages ({sent} sent, {received} received); "
                          "{dropped}").format(total=f"{sent + received:,}", sent=f"{sent:,}",
@@ -393,7 +560,7 @@ class TranscriptView(_Described, w.VBox):
         # render.is_reproducible); the live table above shows everything.
         reproducible = [e for e in self._selected() if render.is_reproducible(e)]
         table = render.transcript_rows_html(reproducible[-self.page_size:])
-        dropped = dropped_summary(self._session.transcript)
+        dropped = dropped_summary(self._transcript)
         if not dropped:
             return table
         note = _("(the transcript keeps the most recent entries only)")
@@ -401,12 +568,13 @@ class TranscriptView(_Described, w.VBox):
                 f"{render.esc(note)}</p></div>" + table)
 
 
-class FindingsView(_Described, w.HTML):
+class FindingsView(_SnapshotOnDisplay, w.HTML):
     """Spec violations seen so far, each linked to its section of the spec."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, now: NowLine | None = None) -> None:
         super().__init__()
         self._session = session
+        self._now = now
         self._redraw()
         session.on_finding(lambda finding: self._redraw())
 
@@ -418,22 +586,32 @@ class FindingsView(_Described, w.HTML):
         return _("Findings: {count}").format(count=len(rules)) + (
             f" ({', '.join(rules)})" if rules else "")
 
+    def frozen(self) -> w.HTML:
+        return w.HTML(self.value)
+
     def static_html(self) -> str:
         return self.value
 
 
-class SessionView(_Described, w.Tab):
-    """Everything about one session in tabs: lifecycle, handshake, capabilities, wire."""
+class SessionView(_SnapshotOnDisplay, w.Tab):
+    """Everything about one session in tabs: lifecycle, handshake, capabilities, wire.
+
+    The live window onto a session: displayed (``%mcp view``, ``s.view``) it
+    follows the session.  Its parts, displayed on their own, show snapshots; so
+    does the session (``s``), through :meth:`snapshot`.
+    """
 
     def __init__(self, session: ClientSession, name: str = "session") -> None:
         super().__init__()
         self._session = session
         self.name = name
-        self.state_diagram = StateDiagram(session)
-        self.handshake = Handshake(session)
-        self.capabilities = CapabilitiesView(session)
-        self.transcript = TranscriptView(session)
-        self.findings = FindingsView(session)
+        #: The session's one live ``now: …`` line, under every snapshot of it or its parts.
+        self.now = self._now = NowLine(session)
+        self.state_diagram = StateDiagram(session, self.now)
+        self.handshake = Handshake(session, self.now)
+        self.capabilities = CapabilitiesView(session, self.now)
+        self.transcript = TranscriptView(session, now=self.now)
+        self.findings = FindingsView(session, self.now)
         self.children = [self.state_diagram, self.handshake, self.capabilities,
                          self.transcript, self.findings]
         for index, title in enumerate((_("Lifecycle"), _("Handshake"), _("Capabilities"),
@@ -448,16 +626,32 @@ class SessionView(_Described, w.Tab):
             self.handshake._redraw()
 
     def add_tab(self, title: str, widget: w.Widget) -> None:
-        """Append a tab (the server-request inbox, when a person answers requests)."""
+        """Append a tab (the server-request inbox, when a person answers requests).
+
+        Such a tab is for acting: snapshots of the session show it live.
+        """
         self.children = [*self.children, widget]
         self.set_title(len(self.children) - 1, title)
+
+    def frozen(self) -> w.Tab:
+        parts = (self.state_diagram, self.handshake, self.capabilities, self.transcript,
+                 self.findings)
+        tabs = w.Tab(children=[*(part.frozen() for part in parts),
+                               *self.children[len(parts):]])
+        tabs.titles = self.titles
+        tabs.selected_index = self.selected_index
+        return tabs
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # The live window: shown as itself, not as a snapshot.
+        return _Described._repr_mimebundle_(self, **kwargs)
 
     def describe(self) -> str:
         s = self._session
         version = s.negotiated_version or _("no version yet")
         if s.era is Era.STATELESS:
             version = _("stateless era {version}").format(version=version)
-        messages = sum(_message_counts(s))
+        messages = sum(_message_counts(s.transcript.entries))
         return _("McpSession {name}: {state}, {version}, {messages} messages, {findings} "
                  "findings").format(name=repr(self.name), state=s.state.value, version=version,
                                     messages=messages, findings=len(s.findings))
@@ -491,6 +685,6 @@ class ToolResultView(_Described, w.HTML):
 
 
 __all__ = [
-    "CapabilitiesView", "FindingsView", "Handshake", "SessionView",
+    "CapabilitiesView", "FindingsView", "Handshake", "NowLine", "SessionView", "Snapshot",
     "StateDiagram", "ToolResultView", "TranscriptView",
 ]

@@ -36,7 +36,9 @@ def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
         count = hosted.session.transcript.export_jsonl(args.export)
         print(_("wrote {count} entries to {file}").format(count=count, file=args.export))
         return None
-    view = TranscriptView(hosted.session)
+    # A snapshot, as the other views' displays are: the entries up to this cell.
+    hosted.settle()
+    view = TranscriptView(hosted.session, frozen=True, now=hosted.view.now)
     if args.direction:
         view.direction.value = args.direction
     if args.method:
