@@ -17,8 +17,25 @@ put them in its own order::
     _("{count} tools").format(count=3)
 
 What a server or the spec says (tool names, errors a server sent, method names,
-state names such as ``Operating``) is never translated: the learner meets those
-words in the spec and on the wire.
+state names such as ``Operating``, the spec's quoted sentences) is never
+translated: the learner meets those words in the spec and on the wire.  Nor is
+what the kit itself puts on the wire (an error it answers a server with, an
+``elicitation`` action) or writes as data (a recording, ``--json`` output, a
+change's ``kind``): those are read by programs, in any language.
+
+Errors made below the notebook layer (``mcp_nb.client``, ``mcp_nb.transports``,
+``mcp_nb.protocol``, ``mcp_nb.auth``), which a learner meets as a cell's error,
+are translated **where the message is made**: ``raise SessionClosed(_("the
+session is {state}; …").format(state=…))``.  The other way, translating
+structured reasons at the notebook's boundary, was weighed and not taken: each
+message is written once, beside the facts it names (a method, an id, a URL, a
+timeout), and a boundary would need one reason code and one template per raise
+site, two places to keep in step; exceptions that are caught and re-raised
+(``ServerExited`` wrapping the transport's ``TransportClosed``) would lose their
+words on the way.  It costs these layers nothing to stay usable without a
+notebook: this module imports only the standard library, and outside a zh
+kernel ``_`` hands back the English text.  A message is in the language chosen
+when it was made (a log kept from before ``%mcp lang`` stays as it was).
 
 >>> set_language("zh"); _("Lifecycle")
 '生命周期'
