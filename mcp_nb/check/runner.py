@@ -40,6 +40,7 @@ from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
 from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
+from .stateless_rules import judge_stateless
 
 Target = str | Sequence[str] | ClientSession
 Exchange = tuple[Any, list[dict[str, Any]]]
@@ -200,6 +201,8 @@ class _Checkup:
                 if _is_url(self.target):
                     group.start_soon(check_http, self, self.target)
             self.jsonrpc()
+            if connect_error is None:
+                judge_stateless(self, main)
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
         if not _is_url(self.target):

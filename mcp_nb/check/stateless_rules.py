@@ -1,0 +1,153 @@
+"""The checkup's stateless-era (2026-07-28) rules judged from what the main session received:
+``server/discover``'s result, and the ``x-mcp-header`` annotations of the tools listed.
+
+Nothing is sent here: the main session's own ``server/discover`` (the probe its
+``connect(era="auto")`` makes) and ``tools/list`` pages are the evidence.
+
+Example::
+
+    judge_stateless(checkup, main)   # after the main session's requests are done
+    x_mcp_header_problems({"type": "object", "properties": {
+        "n": {"type": "number", "x-mcp-header": "N"}}})
+    # ['n: x-mcp-header on a number parameter (only integer, string, boolean)']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..client import ClientSession
+from ..protocol.stateless import server_info_of
+from ..protocol.versions import Era
+from .http_rules import Recorder
+
+#: RFC 9110 §5.1 field-name: 1*tchar.
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+PRIMITIVE = {"integer", "string", "boolean"}
+#: Keywords whose subschemas are not "statically reachable" through properties alone.
+NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additionalProperties",
+              "patternProperties", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
+              "$ref", "$defs", "definitions", "dependentSchemas", "unevaluatedItems",
+              "unevaluatedProperties", "propertyNames")
+DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-server-info")
+
+
+def _entry(name: str, entry: Any) -> dict[str, Any]:
+    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
+
+
+def _annotations(schema: Any, path: str, static: bool) -> Iterator[tuple[str, Any, Any, bool]]:
+    """(path, x-mcp-header value, the annotated schema, statically reachable) for each."""
+    if not isinstance(schema, dict):
+        return
+    if "x-mcp-header" in schema and path:
+        yield path, schema["x-mcp-header"], schema, static
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            yield from _annotations(sub, f"{path}.{name}" if path else name, static)
+    for keyword in NOT_STATIC:
+        value = schema.get(keyword)
+        subs = value if isinstance(value, list) else (
+            list(value.values()) if isinstance(value, dict) and keyword in (
+                "$defs", "definitions", "dependentSchemas", "patternProperties")
+            else [value])
+        for sub in subs:
+            yield from _annotations(sub, f"{path}/{keyword}" if path else keyword, False)
+
+
+def x_mcp_header_problems(schema: Any) -> list[str]:
+    """What breaks the x-mcp-header constraints in one inputSchema (empty when valid)."""
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for path, value, annotated, static in _annotations(schema, "", True):
+        if not isinstance(value, str) or not value:
+            problems.append(f"{path}: x-mcp-header {value!r} is empty or not a string")
+            continue
+        if not TOKEN.fullmatch(value):
+            problems.append(f"{path}: x-mcp-header {value!r} is not an HTTP field-name token")
+        if value.lower() in seen:
+            problems.append(f"{path}: x-mcp-header {value!r} repeats {seen[value.lower()]}'s")
+        seen.setdefault(value.lower(), path)
+        kind = annotated.get("type")
+        if not (isinstance(kind, str) and kind in PRIMITIVE):
+            problems.append(f"{path}: x-mcp-header on a {kind} parameter (only integer, "
+                            "string, boolean)")
+        if not static:
+            problems.append(f"{path}: x-mcp-header not reachable through properties alone")
+    return problems
+
+
+def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
+    """stateless.discover, stateless.discover-server-info and stateless.x-mcp-header."""
+    _x_mcp_header(checkup, main)
+    if main.era is not Era.STATELESS:
+        checkup.skip(DISCOVER_CHECKS, "the server does not speak the stateless era "
+                     "(2026-07-28)")
+        return
+    sent = {e.id for e in main.transcript if e.direction == "send" and e.kind == "request"
+            and e.method == "server/discover"}
+    answers = [e for e in main.transcript if e.direction == "recv" and e.id in sent
+               and e.kind == "response" and e.message
+               and isinstance(e.message.get("result"), dict)]
+    if not answers:
+        checkup.skip(DISCOVER_CHECKS, "the session settled the stateless era without a "
+                     "server/discover result to judge")
+        return
+    first = answers[0]
+    request = [_entry("main", e) for e in main.transcript if e.direction == "send"
+               and e.id == first.id and e.kind == "request"]
+    evidence = [*request, _entry("main", first)]
+    result = first.message["result"]
+    problems = []
+    versions = result.get("supportedVersions")
+    if not (isinstance(versions, list) and versions and all(isinstance(v, str)
+                                                            for v in versions)):
+        problems.append(f"supportedVersions is {versions!r}, not a list of version strings")
+    if not isinstance(result.get("capabilities"), dict):
+        problems.append("capabilities is not an object")
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
+        problems.append(f"ttlMs is {ttl!r}, not a number >= 0")
+    if result.get("cacheScope") not in ("public", "private"):
+        problems.append(f"cacheScope is {result.get('cacheScope')!r}, not \"public\" or "
+                        "\"private\"")
+    checkup.put("stateless.discover", "fail" if problems else "pass",
+                "; ".join(problems) or f"supportedVersions {', '.join(versions)}, capabilities, "
+                "ttlMs and cacheScope present and typed", evidence)
+    info = server_info_of(result)
+    if info is not None and all(isinstance(info.get(k), str) for k in ("name", "version")):
+        checkup.put("stateless.discover-server-info", "pass",
+                    "_meta names the server (name and version)", evidence)
+    else:
+        checkup.put("stateless.discover-server-info", "fail",
+                    "no io.modelcontextprotocol/serverInfo with name and version strings in "
+                    "server/discover's _meta", evidence)
+
+
+def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
+    check = "stateless.x-mcp-header"
+    pages = [e for e in main.transcript if e.direction == "recv" and e.kind == "response"
+             and e.message and isinstance(e.message.get("result"), dict)
+             and isinstance(e.message["result"].get("tools"), list)]
+    found: list[tuple[Any, str]] = []
+    annotated = 0
+    for page in pages:
+        for tool in page.message["result"]["tools"]:
+            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+            if any(True for _ in _annotations(schema, "", True)):
+                annotated += 1
+                found += [(page, f"{tool.get('name')!r}: {p}")
+                          for p in x_mcp_header_problems(schema)]
+    if not annotated:
+        checkup.skip([check], "no tool's inputSchema carries x-mcp-header")
+        return
+    evidence = [_entry("main", p) for p in dict.fromkeys(p for p, _ in found)] or [
+        _entry("main", pages[0])]
+    if found:
+        checkup.put(check, "fail", "; ".join(p for _, p in found[:5]), evidence[:3])
+    else:
+        checkup.put(check, "pass", f"{annotated} tool(s) annotate parameters with valid "
+                    "x-mcp-header names", evidence[:3])
