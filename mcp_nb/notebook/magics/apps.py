@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ...apps import meta
+from ...i18n import _
 from ..apps import AppSequence, AppStepper, declares_apps
 from .arguments import key_values
 from .operations import check_arguments
@@ -41,19 +42,21 @@ def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
     if args.next:
         stepper: AppStepper | None = hosted.app_stepper
         if stepper is None:
-            raise McpCellError("no App is being stepped through: %mcp app TOOL --step first")
+            raise McpCellError(_("no App is being stepped through: %mcp app TOOL --step "
+                                 "first"))
         return stepper.step()
     if not args.tool:
-        raise McpCellError("name an App tool: %mcp app TOOL k=v … (or --next)")
+        raise McpCellError(_("name an App tool: %mcp app TOOL k=v … (or --next)"))
     if not declares_apps(hosted.session):
-        raise McpCellError("this session did not declare the MCP Apps extension (connected "
-                           "with --no-apps): the server may not offer its App tools")
+        raise McpCellError(_("this session did not declare the MCP Apps extension "
+                             "(connected with --no-apps): the server may not offer its App "
+                             "tools"))
     tool = hosted.tool(args.tool)
     if tool is None:
-        raise McpCellError(f"no tool {args.tool!r} on this server")
+        raise McpCellError(_("no tool {name} on this server").format(name=repr(args.tool)))
     if meta.resource_uri(tool) is None:
-        raise McpCellError(f"{args.tool} is not an App tool: its _meta names no ui:// "
-                           "resource (%mcp call shows its result)")
+        raise McpCellError(_("{name} is not an App tool: its _meta names no ui:// resource "
+                             "(%mcp call shows its result)").format(name=args.tool))
     arguments = dict(args.json or {})
     arguments.update(key_values(args.arguments, parse_json=True))
     check_arguments(hosted, args.tool, arguments)

@@ -17,6 +17,7 @@ from typing import Any
 
 from IPython.utils.text import DollarFormatter
 
+from ...i18n import _
 from .table import McpCellError, Usage
 
 _FORMATTER = DollarFormatter()
@@ -28,7 +29,7 @@ def key_values(items: list[str], *, parse_json: bool) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise Usage(f"expected key=value, got {item!r}")
+            raise Usage(_("expected key=value, got {item}").format(item=repr(item)))
         if parse_json:
             try:
                 out[key] = json.loads(value)
@@ -47,9 +48,10 @@ def split_json(text: str) -> tuple[dict[str, Any] | None, str]:
     try:
         value, end = json.JSONDecoder().raw_decode(text, start)
     except ValueError as exc:
-        raise Usage(f"the arguments look like JSON but do not parse: {exc}") from None
+        raise Usage(_("the arguments look like JSON but do not parse: {error}").format(
+            error=exc)) from None
     if not isinstance(value, dict):
-        raise Usage("tool arguments must be a JSON object")
+        raise Usage(_("tool arguments must be a JSON object"))
     return value, text[:start] + " " + text[end:]
 
 

@@ -99,8 +99,8 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     base, transport, named = _target(mcp, args)
     era = args.era or mcp.era
     if args.step and era != "handshake":
-        raise McpCellError("--step walks through the handshake; for the stateless era "
-                           "connect without --step and watch the transcript instead")
+        raise McpCellError(_("--step walks through the handshake; for the stateless era "
+                             "connect without --step and watch the transcript instead"))
     handlers, inbox = _server_request_handlers(mcp, args)
     name = base if named else _unique(mcp, base)
     hosted = HostedSession.open(
@@ -211,14 +211,14 @@ def _target(mcp: McpMagics, args: argparse.Namespace) -> tuple[str, Transport, b
         return name, _stdio(mcp, command, env, entry.get("cwd", args.cwd)), named
     if target and target[0].startswith(("http://", "https://")):
         if len(target) > 1:
-            raise Usage("an HTTP server takes no command after its URL")
+            raise Usage(_("an HTTP server takes no command after its URL"))
         url = target[0]
         return (args.name or (urlsplit(url).hostname or "http"),
                 _http(url, args.transport, headers, oauth_for(mcp, args, url)), named)
     if headers:
-        raise Usage("--header applies to HTTP servers only")
+        raise Usage(_("--header applies to HTTP servers only"))
     if args.auth:
-        raise Usage("--auth applies to HTTP servers only (authorization is HTTP's)")
+        raise Usage(_("--auth applies to HTTP servers only (authorization is HTTP's)"))
     if not target:
         from ...client import lab_command
 
@@ -294,8 +294,9 @@ def _server_request_handlers(
             continue
         handler = mcp.namespace.get(choice)
         if not callable(handler):
-            raise McpCellError(f"--{kind} {choice}: no callable named {choice!r} in the "
-                               f"notebook; define it first or use --{kind} form")
+            raise McpCellError(_("--{kind} {choice}: no callable named {name} in the "
+                                 "notebook; define it first or use --{kind} form").format(
+                kind=kind, choice=choice, name=repr(choice)))
         handlers[f"on_{kind}"] = handler
     if args.roots:
         roots = [{"uri": root if "://" in root else Path(root).resolve().as_uri()}
@@ -313,30 +314,35 @@ def _config_document(source: object) -> tuple[str, Any]:
     if isinstance(source, Mapping):
         return "the --config dict", source
     if not isinstance(source, str | os.PathLike):
-        raise McpCellError(f"--config takes a JSON file's path or a dict of the same shape "
-                           f"({{\"mcpServers\": {{…}}}}), not {type(source).__name__}")
+        raise McpCellError(_("--config takes a JSON file's path or a dict of the same shape "
+                             "({shape}), not {kind}").format(
+            shape='{"mcpServers": {…}}', kind=type(source).__name__))
     path = Path(source)
     try:
         return str(path), json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise McpCellError(f"cannot read {path}: {exc}") from None
+        raise McpCellError(_("cannot read {file}: {reason}").format(
+            file=path, reason=exc)) from None
 
 
 def _config_entry(source: object, key: str | None) -> Mapping[str, Any]:
     path, config = _config_document(source)
     servers = config.get("mcpServers") if isinstance(config, Mapping) else None
     if not isinstance(servers, Mapping):
-        raise McpCellError(f"{path} has no \"mcpServers\" object")
+        raise McpCellError(_("{file} has no {key} object").format(
+            file=path, key='"mcpServers"'))
     if key is None:
         if len(servers) != 1:
-            raise McpCellError(f"{path} has several servers ({', '.join(servers)}); name one "
-                               "with --server KEY")
+            raise McpCellError(_("{file} has several servers ({servers}); name one with "
+                                 "--server KEY").format(file=path, servers=", ".join(servers)))
         key = next(iter(servers))
     if key not in servers:
-        raise McpCellError(f"{path} has no server {key!r}; it has {', '.join(servers)}")
+        raise McpCellError(_("{file} has no server {key}; it has {servers}").format(
+            file=path, key=repr(key), servers=", ".join(servers)))
     entry = servers[key]
     if not isinstance(entry, Mapping) or not ("command" in entry or "url" in entry):
-        raise McpCellError(f"server {key!r} in {path} needs a \"command\" (or \"url\")")
+        raise McpCellError(_("server {key} in {file} needs a {command} (or {url})").format(
+            key=repr(key), file=path, command='"command"', url='"url"'))
     return entry
 
 
