@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..i18n import _
 from ..protocol import stateless, tasks, tool_headers
 from ..protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -116,9 +117,9 @@ class StatelessEra:
             if verdict.verdict == "handshake":
                 if not fall_back:
                     await session.shutdown(reason="not a stateless-era server")
-                    raise EraProbeFailed(
-                        f"the server does not speak the stateless era: {verdict.reason}; "
-                        "connect with era='auto' (or 'handshake') to reach it")
+                    raise EraProbeFailed(_(
+                        "the server does not speak the stateless era: {reason}; connect with "
+                        "era='auto' (or 'handshake') to reach it").format(reason=verdict.reason))
                 self._step("fallback", "falling back to the initialize handshake")
                 initialized = await session.initialize(handshake_version)
                 await session.send_initialized()
@@ -127,9 +128,10 @@ class StatelessEra:
         await session.shutdown(reason="era negotiation failed")
         reason = verdict.reason
         if verdict.verdict == "retry":  # refused again after the one retry
-            reason = (f"the server refused server/discover at {version} again, although it "
-                      "lists that version as supported")
-        raise EraProbeFailed(f"cannot agree on a protocol version: {reason}")
+            reason = _("the server refused server/discover at {version} again, although it "
+                       "lists that version as supported").format(version=version)
+        raise EraProbeFailed(_("cannot agree on a protocol version: {reason}").format(
+            reason=reason))
 
     def _adopt(self, version: str, discover: DiscoverResult) -> None:
         session = self._session
@@ -186,7 +188,7 @@ class StatelessEra:
                         requested=version, server_supported=supported,
                         supported=STATELESS_VERSIONS,
                         hint="" if version in supported else
-                        "if it lists handshake-era versions, connect with era='auto'"
+                        _("if it lists handshake-era versions, connect with era='auto'")
                     ) from exc
                 renegotiated = True
                 if mutual[-1] == version:
@@ -206,10 +208,10 @@ class StatelessEra:
                 return result
             rounds += 1
             if rounds > session.max_input_rounds:
-                raise InputRequestFailed(
-                    f"{method}: the server still asks for input after "
-                    f"{session.max_input_rounds} rounds; giving up (raise max_input_rounds if "
-                    "that is expected)")
+                raise InputRequestFailed(_(
+                    "{method}: the server still asks for input after {rounds} rounds; giving "
+                    "up (raise max_input_rounds if that is expected)").format(
+                    method=method, rounds=session.max_input_rounds))
             answers = await self.answer_input_requests(method, needed.requests)
             current = stateless.retry_params(current, answers, needed.request_state)
 
@@ -272,27 +274,34 @@ class StatelessEra:
             wanted = request.get("method")
             capability = stateless.INPUT_REQUEST_CAPABILITY.get(wanted)  # type: ignore[arg-type]
             if capability is None:
-                raise InputRequestFailed(f"{method} asked for {wanted!r} (input {key!r}), "
-                                         "which no client answers")
+                raise InputRequestFailed(_("{method} asked for {wanted} (input {key}), which "
+                                           "no client answers").format(
+                    method=method, wanted=repr(wanted), key=repr(key)))
             if not session.capabilities.client_supports(wanted):
                 detail = (f"{method} asked for {wanted} (input {key!r}), but this client did "
                           f"not declare the {capability!r} capability")
                 session._record.finding("input-request-undeclared", "server", detail, request)
-                raise InputRequestFailed(f"{detail}; declare it (pass on_{capability}=…) "
-                                         "to answer such requests")
+                raise InputRequestFailed(_(
+                    "{method} asked for {wanted} (input {key}), but this client did not "
+                    "declare the {capability} capability; declare it (pass on_{name}=…) to "
+                    "answer such requests").format(method=method, wanted=wanted, key=repr(key),
+                                                   capability=repr(capability), name=capability))
             handler = session._server_requests.handler_for(wanted)
             if handler is None:
-                raise InputRequestFailed(
-                    f"{method} asked for {wanted} (input {key!r}): the client declared "
-                    f"{capability!r} but has no handler (pass on_{capability}=…)")
+                raise InputRequestFailed(_(
+                    "{method} asked for {wanted} (input {key}): the client declared "
+                    "{capability} but has no handler (pass on_{name}=…)").format(
+                    method=method, wanted=wanted, key=repr(key), capability=repr(capability),
+                    name=capability))
             try:
                 answer = handler(request.get("params") or {})
                 if inspect.isawaitable(answer):
                     answer = await answer
             except Exception as exc:
-                raise InputRequestFailed(
-                    f"{method}: answering {wanted} (input {key!r}) failed: "
-                    f"{type(exc).__name__}: {exc}") from exc
+                raise InputRequestFailed(_(
+                    "{method}: answering {wanted} (input {key}) failed: {error}").format(
+                    method=method, wanted=wanted, key=repr(key),
+                    error=f"{type(exc).__name__}: {exc}")) from exc
             answers[key] = answer
         if answers:
             session._record.note("input answered",
@@ -302,9 +311,9 @@ class StatelessEra:
     async def listen(self, wanted: dict[str, Any], timeout: float | None) -> Subscription:
         session = self._session
         if session.era is not Era.STATELESS:
-            raise LifecycleError(
+            raise LifecycleError(_(
                 "subscriptions/listen belongs to the stateless era; in the handshake era the "
-                "server sends list_changed on its own and resources/subscribe asks for updates")
+                "server sends list_changed on its own and resources/subscribe asks for updates"))
         sent = anyio.Event()
         holder: list[Subscription] = []
 
@@ -331,7 +340,7 @@ class StatelessEra:
         session._start_soon(run)
         await sent.wait()
         if not holder:
-            raise SessionClosed("subscriptions/listen could not be sent")
+            raise SessionClosed(_("subscriptions/listen could not be sent"))
         subscription = holder[0]
         assert subscription.settled is not None
         with anyio.move_on_after(session.probe_timeout if timeout is None else timeout):

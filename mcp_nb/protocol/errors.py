@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..i18n import _
+
 # JSON-RPC 2.0 codes.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -103,21 +105,22 @@ class UnsupportedVersionError(McpError):
         self.server_supported = server_supported
         if answered is None:
             server_side = (
-                f"; the server supports {', '.join(map(str, server_supported))}"
+                _("; the server supports {versions}").format(
+                    versions=", ".join(map(str, server_supported)))
                 if server_supported
                 else ""
             )
-            text = (
-                f"the server rejected protocol version {offered!r} "
-                f"(-32602 Unsupported protocol version){server_side}; "
-                f"this client supports {', '.join(supported)}: offer one of those both sides speak"
-            )
+            text = _(
+                "the server rejected protocol version {offered} (-32602 Unsupported protocol "
+                "version){server_side}; this client supports {supported}: offer one of those "
+                "both sides speak").format(offered=repr(offered), server_side=server_side,
+                                           supported=", ".join(supported))
         else:
-            text = (
-                f"version negotiation failed: offered {offered!r}, the server answered "
-                f"{answered!r}, which this client does not support "
-                f"(supported: {', '.join(supported)}); the client disconnected as the spec requires"
-            )
+            text = _(
+                "version negotiation failed: offered {offered}, the server answered {answered}, "
+                "which this client does not support (supported: {supported}); the client "
+                "disconnected as the spec requires").format(
+                offered=repr(offered), answered=repr(answered), supported=", ".join(supported))
         super().__init__(text)
 
 
@@ -136,14 +139,16 @@ class UnsupportedProtocolVersionError(McpError):
         self.requested = requested
         self.server_supported = server_supported
         self.supported = supported
-        listed = ", ".join(map(str, server_supported)) or "nothing"
+        listed = ", ".join(map(str, server_supported)) or _("nothing")
         if requested in server_supported:
             # A server that refuses what it lists: say exactly that, never "none in common".
-            text = (f"the server refused protocol version {requested!r} (-32022 Unsupported "
-                    f"protocol version) although it lists it among the versions it supports "
-                    f"({listed}); the client retried once with it and was refused again")
+            text = _("the server refused protocol version {requested} (-32022 Unsupported "
+                     "protocol version) although it lists it among the versions it supports "
+                     "({listed}); the client retried once with it and was refused again").format(
+                requested=repr(requested), listed=listed)
         else:
-            text = (f"the server does not support protocol version {requested!r} "
-                    f"(-32022 Unsupported protocol version); it supports {listed}; "
-                    f"this client speaks {', '.join(supported)}")
+            text = _("the server does not support protocol version {requested} (-32022 "
+                     "Unsupported protocol version); it supports {listed}; this client speaks "
+                     "{supported}").format(requested=repr(requested), listed=listed,
+                                           supported=", ".join(supported))
         super().__init__(text + (f"; {hint}" if hint else ""))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..i18n import _
 from .errors import FORCE_HINT, INVALID_PARAMS, CapabilityError, UnsupportedVersionError
 from .versions import SUPPORTED_VERSIONS, VERSIONS
 
@@ -155,10 +156,11 @@ class Capabilities:
             return
         name, flag = need
         what = f"{name}.{flag}" if flag else name
-        raise CapabilityError(
-            f"the server did not declare the {what!r} capability, so {method!r} may not be "
-            f"sent (use only negotiated capabilities); {FORCE_HINT} and record a finding"
-        )
+        # FORCE_HINT stays as it is: the magics find it and write their own spelling.
+        raise CapabilityError(_(
+            "the server did not declare the {capability} capability, so {method} may not be "
+            "sent (use only negotiated capabilities); {hint} and record a finding").format(
+            capability=repr(what), method=repr(method), hint=FORCE_HINT))
 
     def client_supports(self, method: str) -> bool:
         """May the server send request ``method`` to this client?"""
