@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..i18n import _
 from ..protocol import tasks as rules
 from ..protocol.errors import McpError
 from ..protocol.observers import Observers
@@ -169,10 +170,11 @@ class Task:
             raise TaskFailed(self.method, int(error.get("code", 0)),
                              str(error.get("message", "")), error.get("data"))
         if snapshot.status is TaskStatus.CANCELLED:
-            raise TaskCancelled(self.task_id, f"{self.method}: task {self.task_id} was "
-                                "cancelled" + (f": {snapshot.status_message}"
-                                               if snapshot.status_message else ""))
-        raise RuntimeError(f"task {self.task_id} has not ended (it is {snapshot.status.value})")
+            raise TaskCancelled(self.task_id, _("{method}: task {id} was cancelled").format(
+                method=self.method, id=self.task_id) + (f": {snapshot.status_message}"
+                                                         if snapshot.status_message else ""))
+        raise RuntimeError(_("task {id} has not ended (it is {status})").format(
+            id=self.task_id, status=snapshot.status.value))
 
 
 def tasks_declared(session: ClientSession) -> bool:
