@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..i18n import _
 from ..protocol.envelope import encode
 
 FORMAT_NAME = "mcp_nb-recording"
@@ -188,33 +189,39 @@ def _parse_header(source: str, text: str) -> Header:
     try:
         value = _DECODE(text)
     except ValueError as exc:
-        raise RecordingError(source, 1, f"the header is not JSON ({exc}); is this an mcp_nb "
-                                        "recording?") from None
+        raise RecordingError(source, 1, _("the header is not JSON ({error}); is this an "
+                                          "mcp_nb recording?").format(error=exc)) from None
     if not isinstance(value, dict) or value.get("format") != FORMAT_NAME:
-        raise RecordingError(source, 1, f"not an mcp_nb recording: the first line should be a "
-                                        f'header with "format": "{FORMAT_NAME}"')
+        raise RecordingError(source, 1, _("not an mcp_nb recording: the first line should be "
+                                          "a header with {field}").format(
+            field=f'"format": "{FORMAT_NAME}"'))
     version = value.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise RecordingError(source, 1, f"the header's version must be an integer, not "
-                                        f"{version!r}")
+        raise RecordingError(source, 1, _("the header's version must be an integer, not "
+                                          "{value}").format(value=repr(version)))
     if version > FORMAT_VERSION:
-        raise RecordingError(source, 1, f"format version {version} is newer than this mcp_nb "
-                                        f"reads (up to {FORMAT_VERSION}); upgrade mcp_nb")
+        raise RecordingError(source, 1, _("format version {version} is newer than this mcp_nb "
+                                          "reads (up to {newest}); upgrade mcp_nb").format(
+            version=version, newest=FORMAT_VERSION))
     if version < 1:
-        raise RecordingError(source, 1, f"format version {version} does not exist")
+        raise RecordingError(source, 1, _("format version {version} does not exist").format(
+            version=version))
     fields = {k: v for k, v in value.items() if k not in ("format", "version")}
     unknown = set(fields) - _HEADER_FIELDS
     if unknown:
-        raise RecordingError(source, 1, f"unknown header field(s) {', '.join(sorted(unknown))}")
+        raise RecordingError(source, 1, _("unknown header field(s) {fields}").format(
+            fields=", ".join(sorted(unknown))))
     for name, types in _HEADER_TYPES.items():
         if name in fields and not isinstance(fields[name], types):
-            raise RecordingError(source, 1, f"header field {name!r} has the wrong type "
-                                            f"({type(fields[name]).__name__})")
+            raise RecordingError(source, 1, _("header field {name} has the wrong type "
+                                              "({type})").format(
+                name=repr(name), type=type(fields[name]).__name__))
     if fields.get("era") not in ERAS:
-        raise RecordingError(source, 1, f"header field 'era' must be one of {', '.join(ERAS)}, "
-                                        f"not {fields.get('era')!r}")
+        raise RecordingError(source, 1, _("header field 'era' must be one of {eras}, not "
+                                          "{value}").format(eras=", ".join(ERAS),
+                                                            value=repr(fields.get("era"))))
     if "protocol_version" not in fields:
-        raise RecordingError(source, 1, "header field 'protocol_version' is missing")
+        raise RecordingError(source, 1, _("header field 'protocol_version' is missing"))
     return Header(**fields)
 
 
@@ -288,7 +295,8 @@ def loads(text: str, source: str = "<string>", *, partial: bool = False) -> Reco
     if not cut_off:
         lines.pop()
     if not lines or not lines[0].strip():
-        raise RecordingError(source, 1, "the file is empty; a recording starts with a header line")
+        raise RecordingError(source, 1, _("the file is empty; a recording starts with a "
+                                          "header line"))
     header = _parse_header(source, lines[0])
     records: list[Record] = []
     previous = 0.0
@@ -303,18 +311,18 @@ def loads(text: str, source: str = "<string>", *, partial: bool = False) -> Reco
             if number == last and cut_off:
                 if partial:
                     return Recording(header, records, source, complete=False)
-                raise RecordingError(source, number, "the last line is cut off (the file ends "
-                                                     "mid-line): the recording is truncated; "
-                                                     "load(..., partial=True) reads what is "
-                                                     "there") from None
-            raise RecordingError(source, number, f"not JSON: {exc}") from None
+                raise RecordingError(source, number, _(
+                    "the last line is cut off (the file ends mid-line): the recording is "
+                    "truncated; load(..., partial=True) reads what is there")) from None
+            raise RecordingError(source, number, _("not JSON: {error}").format(
+                error=exc)) from None
         if isinstance(value, dict) and "end" in value and len(value) == 1:
             if value["end"] != len(records):
-                raise RecordingError(source, number, f"the trailer counts {value['end']!r} "
-                                                     f"records but {len(records)} precede it; "
-                                                     "lines were added or removed")
+                raise RecordingError(source, number, _(
+                    "the trailer counts {counted} records but {count} precede it; lines were "
+                    "added or removed").format(counted=repr(value["end"]), count=len(records)))
             if number != last:
-                raise RecordingError(source, number + 1, "content after the trailer")
+                raise RecordingError(source, number + 1, _("content after the trailer"))
             return Recording(header, records, source)
         record = _parse_record(number, value, previous)
         if isinstance(record, str):
@@ -323,9 +331,9 @@ def loads(text: str, source: str = "<string>", *, partial: bool = False) -> Reco
         records.append(record)
     if partial:
         return Recording(header, records, source, complete=False)
-    raise RecordingError(source, last, 'no trailer ({"end": N}) after the last line: the '
-                                       "recording is truncated; load(..., partial=True) reads "
-                                       "what is there")
+    raise RecordingError(source, last, _(
+        "no trailer ({trailer}) after the last line: the recording is truncated; "
+        "load(..., partial=True) reads what is there").format(trailer='{"end": N}'))
 
 
 def load(path: str | os.PathLike[str], *, partial: bool = False) -> Recording:
@@ -341,5 +349,6 @@ def load(path: str | os.PathLike[str], *, partial: bool = False) -> Recording:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise RecordingError(source, line, f"not UTF-8 text ({exc.reason})") from None
+        raise RecordingError(source, line, _("not UTF-8 text ({reason})").format(
+            reason=exc.reason)) from None
     return loads(text, source, partial=partial)
