@@ -59,6 +59,7 @@ class Recorder(Protocol):
     """What the probes need from the checkup: where verdicts go, and the time allowed."""
 
     timeout: float
+    authorization_required: bool
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None: ...
@@ -224,6 +225,7 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
     if plain.status == 401:
         why = "the server asks for authorization (401): only its metadata was checked"
         checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
+        checkup.authorization_required = True
         from .auth_rules import check_authorization  # only a protected server needs it
 
         await check_authorization(checkup, client, probe.url, plain)

@@ -345,7 +345,9 @@ _CHECK_LIST = (
                 "MUST",
                 "MCP servers MUST implement one of the following discovery mechanisms to "
                 "provide authorization server location information to MCP clients: "
-                "WWW-Authenticate Header … Well-Known URI"),
+                "WWW-Authenticate Header … Well-Known URI (RFC 9110 §11.6.1: a server "
+                "generating a 401 MUST send a WWW-Authenticate header field containing at "
+                "least one challenge.)"),
           "Answer 401 with WWW-Authenticate: Bearer resource_metadata=\"URL\", or serve "
           "the metadata at /.well-known/oauth-protected-resource[/path]."),
     Check("auth.resource-metadata", "auth",

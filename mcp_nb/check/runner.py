@@ -157,6 +157,8 @@ class _Checkup:
             self.allowed = [n for n in call_tools.split(",") if n]
         self.results: dict[str, Result] = {}
         self.sessions: list[tuple[str, ClientSession]] = []
+        #: Set by the HTTP probes on a 401: only the authorization metadata can be judged.
+        self.authorization_required = False
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None:
@@ -203,6 +205,15 @@ class _Checkup:
             self.jsonrpc()
             if connect_error is None:
                 judge_stateless(self, main)
+        if self.authorization_required:
+            # The sessions were refused at the door: what they saw (the 401's error body, a
+            # failed handshake) says nothing about the protocol behind it.
+            for check_id in CHECKS:
+                if not check_id.startswith(("auth.", "http.")):
+                    self.results[check_id] = Result.make(
+                        CHECKS[check_id], "not-applicable", "the server asks for "
+                        "authorization (401) and the checkup holds no token: only the "
+                        "authorization metadata was checked")
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
         if not _is_url(self.target):
