@@ -636,11 +636,8 @@ class SessionView(_SnapshotOnDisplay, w.Tab):
     def frozen(self) -> w.Tab:
         parts = (self.state_diagram, self.handshake, self.capabilities, self.transcript,
                  self.findings)
-        tabs = w.Tab(children=[*(part.frozen() for part in parts),
-                               *self.children[len(parts):]])
-        tabs.titles = self.titles
-        tabs.selected_index = self.selected_index
-        return tabs
+        return w.Tab(children=[*(part.frozen() for part in parts), *self.children[len(parts):]],
+                     titles=self.titles, selected_index=self.selected_index)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         # The live window: shown as itself, not as a snapshot.
