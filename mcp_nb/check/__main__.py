@@ -23,11 +23,12 @@ from .runner import run_checkup
 from .targets import ConfigError, load_config, run_entry_checkup, server_entry
 
 
-def _read_report(path: str) -> dict:
+def _read_report(parser: argparse.ArgumentParser, path: str) -> dict:
+    """A saved report; one that cannot be read exits 2 (argparse's), not 1 (a regression)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
     except (OSError, ValueError) as exc:
-        raise SystemExit(f"cannot read the report {path}: {exc}") from None
+        parser.error(f"cannot read the report {path}: {exc}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.target or args.config or args.json or args.junit:
             parser.error("--diff compares two saved reports: it takes no target, --config, "
                          "--json or --junit")
-        diff = diff_reports(*(_read_report(path) for path in args.diff))
+        try:
+            diff = diff_reports(*(_read_report(parser, path) for path in args.diff))
+        except ValueError as exc:
+            parser.error(str(exc))
         if args.html:
             Path(args.html).write_text(diff_html(diff), encoding="utf-8")
         print(diff_text(diff))

@@ -90,13 +90,15 @@ class EvidenceItem(w.VBox):
         label = render.esc(_evidence_label(item))
         self.json = w.HTML(f"<details><summary>{label}</summary>{_json_html(item)}</details>")
         self.transcript: TranscriptView | None = None
+        #: "open in the transcript", for an entry of a session the notebook holds.
+        self.button: w.Button | None = None
         if session is None or "seq" not in item:
             self.children = [self.json]
             return
-        self.open = w.Button(description=_("open in the transcript (#{seq})").format(
+        self.button = w.Button(description=_("open in the transcript (#{seq})").format(
             seq=item["seq"]), layout=w.Layout(width="auto"))
-        self.open.on_click(lambda button: self.show_transcript())
-        self.children = [w.HBox([self.open]), self.json]
+        self.button.on_click(lambda button: self.show_transcript())
+        self.children = [w.HBox([self.button]), self.json]
 
     def show_transcript(self) -> None:
         """The session's transcript, on the page that holds this entry."""
