@@ -262,6 +262,45 @@ class Knobs:
         type=_header,
         help="Answer 401 to every request without exactly this header (e.g. 'Authorization: "
         "Bearer s3cret'); teaches sending credentials, and keeping them out of transcripts.")
+    no_origin_check: bool = knob(
+        False, "--no-origin-check", group="http", transport="http", action="store_true",
+        help="Serve requests whatever their Origin header says (no 403 for a foreign Origin); "
+        "breaks the rule that servers MUST validate Origin (DNS rebinding: any web page could "
+        "drive this server).")
+    notifications_200: bool = knob(
+        False, "--notifications-200", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="Answer a POSTed notification or response with 200 and a body {} instead of 202 "
+        "Accepted with no body; breaks that rule of Streamable HTTP.")
+    counter_session_ids: bool = knob(
+        False, "--counter-session-ids", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="Number the sessions (session-1, session-2 …) instead of random ids; breaks the "
+        "SHOULD that session ids be cryptographically secure: the next id can be guessed.")
+    repeat_event_ids: bool = knob(
+        False, "--repeat-event-ids", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="Number each SSE stream's event ids from 1 again (1, 2 …) instead of naming the "
+        "stream too; breaks the rule that event ids are unique across a session's streams "
+        "(a Last-Event-ID can no longer say which stream to resume).")
+    resume_wrong_stream: bool = knob(
+        False, "--resume-wrong-stream", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="On GET with Last-Event-ID, replay the stream opened before the one that event id "
+        "names; breaks the rule that a server MUST NOT replay messages of another stream.")
+    skip_header_check: bool = knob(
+        False, "--skip-header-check", group="http", transport="http", era="stateless",
+        action="store_true",
+        help="Serve stateless-era POSTs whose MCP-Protocol-Version, Mcp-Method or Mcp-Name "
+        "header is missing or disagrees with the body; breaks the rule that such requests MUST "
+        "be refused with 400 and error -32020 (a gateway routing on the header and the server "
+        "acting on the body would disagree).")
+    lenient_meta: bool = knob(
+        False, "--lenient-meta", group="http", transport="http", era="stateless",
+        action="store_true",
+        help="Serve a stateless-era POST whose _meta names a version but lacks "
+        "clientCapabilities as if it declared none; breaks the rule that a request missing a "
+        "required _meta field MUST be refused with -32602 (HTTP 400).")
 
     @property
     def serves_handshake(self) -> bool:

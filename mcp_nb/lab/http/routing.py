@@ -94,7 +94,8 @@ class LabHttpServer:
     def __init__(self, knobs: Knobs, options: HttpOptions, guards: Sequence[Guard] = ()) -> None:
         self.knobs = knobs
         self.options = options
-        self.guards: list[Guard] = [origin_guard()]
+        # --no-origin-check leaves the door open to DNS rebinding, on purpose.
+        self.guards: list[Guard] = [] if knobs.no_origin_check else [origin_guard()]
         if knobs.require_header is not None:
             self.guards.append(header_guard(*knobs.require_header))
         self.guards.extend(guards)
@@ -224,7 +225,10 @@ class LabHttpServer:
         self._count_message()
         if not ("method" in message and is_request_id(message.get("id"))):
             session.lab.receive(message)  # notifications and responses: accepted, nothing to say
-            await connection.respond(202)
+            if self.knobs.notifications_200:
+                await connection.respond(200, b"{}")  # 202 with no body, the rule says
+            else:
+                await connection.respond(202)
             return
         stream = session.streams.open(message["id"])
         token = current_stream.set(stream)

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import secrets
 
 from mcp_nb.lab.http.streams import EventStream, StreamStore
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.lab.session import open_session
 
+#: Session numbers for --counter-session-ids (guessable on purpose).
+_NUMBERS = itertools.count(1)
+
 
 class McpSession:
     """One Streamable HTTP session (``Mcp-Session-Id``): a lab session plus its streams."""
 
     def __init__(self, knobs: Knobs) -> None:
-        self.id = secrets.token_hex(16)
-        self.streams = StreamStore()
+        self.id = (f"session-{next(_NUMBERS)}" if knobs.counter_session_ids
+                   else secrets.token_hex(16))
+        self.streams = StreamStore(repeat_ids=knobs.repeat_event_ids,
+                                   resume_wrong_stream=knobs.resume_wrong_stream)
         self.lab = open_session(knobs, self.streams.route, era="handshake",
                                 hang_up=self.streams.hang_up_current)
         self.posts = 0

@@ -39,7 +39,11 @@ from mcp_nb.protocol.errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcp_nb.protocol.stateless import META_PROTOCOL_VERSION, missing_request_meta
+from mcp_nb.protocol.stateless import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    missing_request_meta,
+)
 
 #: The HTTP status a stateless-era error answer carries (anything else: 200).
 STATUS_FOR_ERROR = {
@@ -127,6 +131,7 @@ class StatelessEndpoint:
     """Serves every stateless-era POST with one server-wide LabSession."""
 
     def __init__(self, knobs: Knobs) -> None:
+        self.knobs = knobs
         self.lab = open_session(knobs, self._route, era="stateless")
         self._indices = itertools.count(1)
         #: Set when each exchange still under way is done (the shutdown waits).
@@ -160,7 +165,11 @@ class StatelessEndpoint:
                 "Invalid Request: id must be a string or an integer", INVALID_REQUEST))
             return
         params = message.get("params")
-        if isinstance(params, dict) and not missing_request_meta(params):
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if self.knobs.lenient_meta and isinstance(meta, dict):
+            meta.setdefault(META_CLIENT_CAPABILITIES, {})  # served as if declared (a fault)
+        if (isinstance(params, dict) and not missing_request_meta(params)
+                and not self.knobs.skip_header_check):
             tool = params.get("name") if message["method"] == "tools/call" else None
             mirrored = self.lab.param_headers(tool) if isinstance(tool, str) else {}
             mismatch = header_mismatch(request.headers, message, mirrored)

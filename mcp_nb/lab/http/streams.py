@@ -62,8 +62,10 @@ class EventStream:
     """
 
     def __init__(self, index: int, request_id: RequestId | None = None,
-                 resumable: bool = True) -> None:
+                 resumable: bool = True, repeat_ids: bool = False) -> None:
         self.index = index
+        #: --repeat-event-ids: ids without the stream's index, so streams repeat them.
+        self.repeat_ids = repeat_ids
         #: The request this stream answers; it finishes with that request's response.
         self.request_id = request_id
         self.resumable = resumable
@@ -85,7 +87,7 @@ class EventStream:
         return self.pushed - len(self._events)
 
     def event_id(self, position: int) -> str:
-        return f"{self.index}-{position}"
+        return str(position) if self.repeat_ids else f"{self.index}-{position}"
 
     def push(self, message: Message) -> None:
         self.pushed += 1
@@ -171,14 +173,18 @@ class StreamStore:
     streams push them out; running streams are always kept.
     """
 
-    def __init__(self, kept_streams: int = KEPT_STREAMS) -> None:
-        self.standalone = EventStream(0)
+    def __init__(self, kept_streams: int = KEPT_STREAMS, *, repeat_ids: bool = False,
+                 resume_wrong_stream: bool = False) -> None:
+        self.standalone = EventStream(0, repeat_ids=repeat_ids)
+        self._repeat_ids = repeat_ids
+        #: --resume-wrong-stream: a Last-Event-ID resumes the stream opened before its own.
+        self._resume_wrong_stream = resume_wrong_stream
         self._streams: dict[int, EventStream] = {0: self.standalone}
         self._kept_streams = kept_streams
         self._indices = itertools.count(1)
 
     def open(self, request_id: RequestId) -> EventStream:
-        stream = EventStream(next(self._indices), request_id)
+        stream = EventStream(next(self._indices), request_id, repeat_ids=self._repeat_ids)
         self._streams[stream.index] = stream
         return stream
 
@@ -194,7 +200,9 @@ class StreamStore:
         """The stream a ``Last-Event-ID`` belongs to and the position after which to resume."""
         index, _, position = last_event_id.partition("-")
         try:
-            stream, after = self._streams[int(index)], int(position)
+            wrong = self._resume_wrong_stream and int(index) - 1 in self._streams
+            stream = self._streams[int(index) - 1 if wrong else int(index)]
+            after = 0 if wrong else int(position)
         except (KeyError, ValueError):
             return None
         return (stream, after) if 0 <= after <= stream.pushed else None
