@@ -20,6 +20,9 @@ AUTH_FAULTS: dict[str, str] = {
     "expired-token": "tokens expire after 8 seconds (refresh, then retry)",
     "refresh-refused": "refresh tokens are refused (authorize again)",
     "no-s256": "the metadata advertises no PKCE S256 (a client must refuse)",
+    "pre-registered-only": "the metadata offers neither Client ID Metadata Documents nor "
+                           "Dynamic Client Registration (only pre-registered clients: the "
+                           "spec's SHOULD is CIMD)",
     "no-dpop": "the authorization server offers no DPoP (with --auth-dpop required, a client "
                "must refuse: no DPoP-bound token can come from it)",
     "migration": "after the first token, the resource moves to a second authorization server "

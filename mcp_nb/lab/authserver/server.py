@@ -250,10 +250,12 @@ class LabAuthorizationServer:
         return _json(200, document)
 
     def _metadata_document(self, issuer: str) -> dict[str, object]:
+        offers_identity = "pre-registered-only" not in self.faults
         return {
             "issuer": "https://issuer.invalid" if "wrong-issuer" in self.faults else issuer,
             "authorization_endpoint": f"{issuer}/authorize",
-            "token_endpoint": f"{issuer}/token", "registration_endpoint": f"{issuer}/register",
+            "token_endpoint": f"{issuer}/token",
+            **({"registration_endpoint": f"{issuer}/register"} if offers_identity else {}),
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token",
                                       "client_credentials"],
@@ -264,7 +266,7 @@ class LabAuthorizationServer:
             "code_challenge_methods_supported": [] if "no-s256" in self.faults else ["S256"],
             "authorization_response_iss_parameter_supported":
                 "unexpected-iss" not in self.faults,
-            "client_id_metadata_document_supported": True,
+            "client_id_metadata_document_supported": offers_identity,
             **({} if "no-dpop" in self.faults else {
                 "dpop_signing_alg_values_supported": list(PROOF_ALGORITHMS)}),
         }
