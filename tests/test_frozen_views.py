@@ -3,7 +3,7 @@
 A cell that shows the session or one of its parts illustrates one step; the
 widget it shows is a snapshot of that step, with one live ``now: <state>`` line
 under it.  ``%mcp view`` is the live window, and tabs made for acting (Explore)
-stay live inside a snapshot.
+stay live inside a snapshot, and so does a running call's progress.
 
 The kernel is driven through jupyter_client, and its widgets are read the way a
 front end sees them: from the comm messages on iopub (``comm_open`` with the
@@ -150,6 +150,11 @@ def test_early_views_keep_their_step_while_now_lines_and_the_live_view_follow(
                                              again_box)] == [now_id] * 4
     assert transcript["children"][-1] == f"IPY_MODEL_{now_id}"
 
+    # A call running in the background: its progress is live after its cell ended.
+    running_id, _, _ = fe.shown("c = %mcp call slow steps=3 interval=0.2 --background\nc")
+    running_updates = Counter(fe.updates)
+    fe.execute("c.result(timeout=30)")
+    assert any(fe.updates[model] > running_updates[model] for model in _tree(fe, running_id))
     fe.execute("%mcp call echo text=later")
     fe.execute("%mcp shutdown walk")
     fe.execute("pass")  # anything the background loop sent after the last cell
