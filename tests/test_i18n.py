@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,120 @@ def test_the_environment_chooses_the_language_of_a_new_kernel() -> None:
 
 def test_a_translated_template_fills_its_fields(chinese) -> None:
     assert i18n._("done in {time}").format(time="3.1 ms") == "用时 3.1 ms 完成"
+
+
+@pytest.fixture
+def zh(mcp):
+    """A zh notebook: ``%mcp lang zh`` first, English again after the test."""
+    mcp("lang zh")
+    yield mcp
+    mcp("lang en")
+
+
+def _wait_until(ready, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_a_zh_run_steps_an_app_and_its_explorer_tab_in_chinese(zh) -> None:
+    zh(f"connect clock -- {sys.executable} -m mcp_nb.lab --apps")
+    plan = zh("app clock label=Oslo --step")
+    assert repr(plan) == ("App 步骤 plan：clock 渲染 ui://lab/clock.html；步骤：call → read → "
+                          "csp → load → input → result → teardown（每次 %mcp app --next 做一步）")
+    assert repr(zh("app --next")).startswith("App 步骤 call：tools/call clock 已回答：")
+    assert "<b>App 步骤 read</b>" in zh("app --next")._repr_html_()
+    assert "（从不加 allow-same-origin：框架的源保持不透明）" in repr(zh("app --next"))
+    view = zh("app --next")  # load: the frame, its own words, the folded result and diagram
+    assert view.frame.labels["back_inline"] == "回到单元格内"
+    folded = view.children[-1]
+    assert [folded.get_title(0), folded.get_title(1)] == ["工具结果", "App 生命周期"]
+    assert f"MCP App 生命周期，当前状态 {view.lifecycle.state.value}" in view.diagram.value
+    assert "虚线：被拒绝，或未经 ui/resource-teardown 就被移除" in view.diagram.value
+    assert repr(zh("app --next")).startswith("App 步骤 input：未发送：")  # not initialized yet
+    with pytest.raises(McpCellError, match="echo 不是 App 工具：它的 _meta 没有指明 ui:// 资源"):
+        zh("app echo text=hi")
+    explorer = zh("explore")
+    assert explorer.tabs.get_title(len(explorer.tabs.children) - 1) == "应用"
+    assert "<th>工具</th><th>ui:// 资源</th><th>可见性</th>" in explorer.apps.listing.value
+    assert explorer.apps.render_button.description == "渲染"
+
+
+def test_a_zh_run_answers_the_servers_question_in_a_chinese_form(zh) -> None:
+    hosted = zh(f"connect people --sampling form --elicitation form -- {sys.executable} "
+                "-m mcp_nb.lab")
+    inbox = hosted.view.children[-1]
+    assert hosted.view.get_title(len(hosted.view.children) - 1) == "请求"
+    assert repr(inbox) == "收件箱：0 个等待回答，0 个已回答"
+    call = zh("call ask_user message=name? --background")
+    _wait_until(lambda: inbox.pending, "the server's request never reached the inbox")
+    question = inbox.pending[0]
+    buttons = question.children[-1].children
+    assert [b.description for b in buttons[:3]] == ["接受", "拒绝", "取消"]
+    assert question.status.value == "等待你的回答（发起请求的调用暂停中）"
+    buttons[0].click()  # Accept with the required field empty: refused in the card
+    assert question.status.value.startswith("未发送：")
+    question.form.fields[0].widget.value = "Grace"
+    buttons[0].click()
+    assert "Grace" in call.result(timeout=10).text
+    assert question.status.value == "发出"
+    assert repr(inbox) == "收件箱：0 个等待回答，1 个已回答"
+    # What went to the server stays as the spec spells it: the action, not its button.
+    answer = hosted.session.transcript.filter(direction="send", kind="response")[-1].message
+    assert answer["result"]["action"] == "accept"
+
+
+def test_a_zh_run_shows_a_task_and_its_cancel_in_chinese(zh) -> None:
+    from mcp_nb.client.tasks import TaskCancelled
+
+    hosted = zh(f"connect --tasks -- {sys.executable} -m mcp_nb.lab --fixtures conformance")
+    call = zh("call slow_compute seconds=60 --background")
+    _wait_until(lambda: hosted.session.tasks, "no task was made")
+    view = zh("task")
+    task_id = view.task.task_id
+    assert repr(view) == f"任务 {task_id}：working（路径：working）"
+    assert view.status.value.startswith(f"tools/call 任务 {task_id}")
+    assert [view.refresh_button.description, view.cancel_button.description] == ["刷新", "取消"]
+    with pytest.raises(McpCellError, match="没有任务 'nope'；本会话有 "):
+        zh("task nope")
+    view.cancel()
+    with pytest.raises(TaskCancelled, match=f"tools/call：任务 {task_id} 已取消"):
+        call.result(timeout=20)
+
+
+def test_a_zh_run_diffs_two_sessions_in_chinese(zh) -> None:
+    zh(f"connect before -- {sys.executable} -m mcp_nb.lab")
+    zh(f"connect after -- {sys.executable} -m mcp_nb.lab --apps")
+    for name in ("before", "after"):
+        zh(f"use {name}")
+        zh("tools")
+    found = zh("diff before after")
+    text = found.text()
+    assert "\n接口：" in text and " 处差异" in text and " 新增" in text
+    assert "行为：没有差异（比较了 0 次调用）" in text
+    html = found._repr_html_()
+    assert "<th>位置</th><th>变化</th><th>条目</th>" in html and "<h4>接口</h4>" in html
+    assert '"kind": "added"' in found.to_json()  # data for programs stays as it is
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_zh_run_says_why_a_server_could_not_be_reached_and_english_stays_the_default(
+        zh) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    result = zh.shell.run_cell(f"%mcp connect gone {url}")
+    assert result.error_in_exec._render_traceback_()[0].startswith(
+        f"McpCellError: 无法连接到 {url}：")
+    assert "；会话 'gone' 已关闭，它的记录还在：%mcp state gone" in str(result.error_in_exec)
+    exited = zh.shell.run_cell(
+        f"%mcp connect ends -- {sys.executable} -c 'import sys; sys.exit(3)'")
+    assert str(exited.error_in_exec).startswith("[ServerExited] 服务器进程已结束，退出码 3")
+    zh("lang en")
+    english = zh.shell.run_cell(f"%mcp connect gone {url}")
+    assert str(english.error_in_exec).startswith(f"could not connect to {url}: ")
+    assert "; session 'gone' is shut down, its record stays" in str(english.error_in_exec)

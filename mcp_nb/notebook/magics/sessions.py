@@ -112,7 +112,7 @@ def connect(mcp: McpMagics, args: argparse.Namespace) -> HostedSession:
     )
     if inbox is not None:
         inbox.hold_deadlines = hosted.hold_for_person
-        hosted.view.add_tab("Requests", inbox)
+        hosted.view.add_tab(_("Requests"), inbox)
     if not args.step:
         try:
             hosted.connect(args.version, era=era)
