@@ -320,7 +320,7 @@ _CHECK_LIST = (
           "Refuse a request whose _meta lacks io.modelcontextprotocol/protocolVersion or "
           "clientCapabilities with -32602 (and HTTP 400)."),
     Check("stateless.header-mismatch", "stateless",
-          "Mcp-Method / MCP-Protocol-Version disagreeing with the body gets 400 -32020",
+          "Mcp-Method missing or disagreeing with the body gets 400 -32020",
           _rule("2026-07-28", "basic/transports/streamable-http#server-validation", "MUST",
                 "Servers that process the request body MUST reject requests where the values "
                 "specified in the headers do not match the corresponding values in the "
