@@ -20,6 +20,9 @@ from typing import Any
 
 import pytest
 from jupyter_client.manager import start_new_kernel
+from support import lab_session
+
+from mcp_nb.notebook.widgets import SessionView, TranscriptView
 
 TIMEOUT = 60
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -211,3 +214,29 @@ def test_early_views_keep_their_step_while_now_lines_and_the_live_view_follow(
     again_tabs = fe.models[fe.child(again_box, 0)[0]]
     assert again_tabs["children"][-1] == f"IPY_MODEL_{explorer_id}"
     assert again_tabs["titles"][-1] == "Explore"
+
+
+@pytest.mark.anyio
+async def test_a_snapshot_keeps_its_moment_and_its_saved_outputs_are_the_parts_then() -> None:
+    async with lab_session() as session:
+        view = SessionView(session, "moment")
+        shot = view.snapshot()
+        diagram = view.state_diagram._repr_mimebundle_()
+        wire = TranscriptView(session, frozen=True, now=view.now)
+        saved = (repr(view), view.static_html())
+        await session.call_tool("echo", {"text": "afterwards"})
+        await session.call_tool("add", {"a": 1, "b": 2})
+    # What a notebook saves is the view's own text and HTML at display time, so
+    # committed outputs are what they were before snapshots existed.
+    assert (repr(shot), shot.static_html()) == saved
+    assert diagram["text/plain"].startswith("StateDiagram: Operating (path: ")
+    assert repr(view).startswith("McpSession 'moment': Terminated")
+    # The transcript snapshot: the handshake only, and its filters work over those messages.
+    assert repr(wire) == "Transcript: 3 messages (2 sent, 1 received)"
+    wire.direction.value = "recv"
+    assert repr(wire) == ("Transcript: 1 of 3 messages shown (filtered by direction recv)")
+    assert "tools/call" not in wire.table.value
+    view.transcript.flush()
+    assert "tools/call" in view.transcript.table.value  # the live one has it
+    assert wire.children[-1] is view.now and shot.now is view.now
+    assert "now: Terminated" in view.now.value
