@@ -28,6 +28,7 @@ from typing import Protocol
 import anyio
 import httpx
 
+from ..i18n import _
 from ..protocol.plaintext import plain_text
 from .discovery import origin
 from .errors import AuthorizationFailed, oauth_error_text
@@ -111,15 +112,18 @@ class AutoApproved(Headless):
         location = response.headers.get("location")
         if not response.is_redirect or not location:
             raise AuthorizationFailed(
-                f"the authorization endpoint answered {response.status_code} without a "
-                f"redirect{_reason(response)}", rule="auto-approval expects an immediate "
-                "redirect", fix="authorize in a browser (callback='paste' or 'loopback')")
+                _("the authorization endpoint answered {status_code} without a "
+                  "redirect{reason}").format(status_code=response.status_code,
+                                             reason=_reason(response)),
+                rule="auto-approval expects an immediate redirect",
+                fix=_("authorize in a browser (callback='paste' or 'loopback')"))
         location = str(httpx.URL(authorization_url).join(location))
         if origin(location) != origin(self.redirect_uri):
             raise AuthorizationFailed(
-                f"the authorization endpoint redirected to {origin(location)}, not to this "
-                f"client's redirect URI", rule="OAuth 2.1 §4.1.2: the redirect goes to the "
-                "registered redirect_uri")
+                _("the authorization endpoint redirected to {location}, not to this client's "
+                  "redirect URI").format(location=origin(location)),
+                rule="OAuth 2.1 §4.1.2: the redirect goes to the "
+                     "registered redirect_uri")
         return location
 
 
@@ -204,9 +208,12 @@ class Loopback:
                                       b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
                                       % (len(page), page))
                     return self.redirect_uri.removesuffix("/callback") + target
-        raise AuthorizationFailed(f"no redirect reached {self.redirect_uri} within "
-                                  f"{self.wait:g} s", rule="the person did not authorize in "
-                                  "time", fix="run the cell again, or use callback='paste'")
+        raise AuthorizationFailed(
+            _("no redirect reached {redirect_uri} within {wait} s").format(
+                redirect_uri=self.redirect_uri, wait=format(self.wait, "g")),
+            rule="the person did not authorize in "
+                 "time",
+            fix=_("run the cell again, or use callback='paste'"))
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -234,8 +241,8 @@ class Unattended:
 
     async def receive(self, authorization_url: str) -> str:
         raise AuthorizationFailed(
-            "the server asks for a new authorization (the token was refused and no refresh "
-            "token could renew it) and a person must approve it in a browser",
+            _("the server asks for a new authorization (the token was refused and no refresh "
+              "token could renew it) and a person must approve it in a browser"),
             rule="the authorization code grant needs the person's approval",
             fix=self.advice)
 

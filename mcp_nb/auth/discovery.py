@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from ..i18n import _
 from .errors import AuthorizationFailed
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -68,9 +69,10 @@ def require_secure(url: str, what: str) -> str:
     if parsed.scheme == "https" or (parsed.scheme == "http" and is_loopback(parsed)):
         return url
     raise AuthorizationFailed(
-        f"the {what} {url!r} is not https", rule="OAuth 2.1 §1.5: endpoints MUST use TLS "
-        "(plain http is tolerated only on loopback)", fix="ask the server's operator to "
-        "publish https endpoints")
+        _("the {what} {url} is not https").format(what=what, url=repr(url)),
+        rule="OAuth 2.1 §1.5: endpoints MUST use TLS "
+             "(plain http is tolerated only on loopback)",
+        fix=_("ask the server's operator to publish https endpoints"))
 
 
 def prm_urls(server_url: str, from_challenge: str | None) -> list[str]:
@@ -111,20 +113,24 @@ def json_document(body: bytes, content_type: str, what: str, url: str) -> dict[s
     """A metadata body as a JSON object; HTML, other text, or a non-object is refused."""
     if len(body) > MAX_METADATA_BYTES:
         raise AuthorizationFailed(
-            f"the {what} at {url} is over {MAX_METADATA_BYTES:,} bytes", rule="metadata "
-            "documents are small JSON objects (RFC 8414 §3.2, RFC 9728 §3.2)",
-            fix="check the URL: this is not a metadata document")
+            _("the {what} at {url} is over {limit} bytes").format(
+                what=what, url=url, limit=format(MAX_METADATA_BYTES, ",")),
+            rule="metadata "
+                 "documents are small JSON objects (RFC 8414 §3.2, RFC 9728 §3.2)",
+            fix=_("check the URL: this is not a metadata document"))
     try:
         document = json.loads(body)
     except ValueError:
         kind = content_type.split(";")[0].strip() or "no content type"
         raise AuthorizationFailed(
-            f"the {what} at {url} is not JSON ({kind}: {body[:60]!r})",
+            _("the {what} at {url} is not JSON ({kind}: {body})").format(
+                what=what, url=url, kind=kind, body=repr(body[:60])),
             rule="metadata is a JSON object (RFC 8414 §3.2, RFC 9728 §3.2)",
-            fix="check the URL: it may be a login page or an error page") from None
+            fix=_("check the URL: it may be a login page or an error page")) from None
     if not isinstance(document, dict):
-        raise AuthorizationFailed(f"the {what} at {url} is JSON but not an object",
-                                  rule="metadata is a JSON object (RFC 8414 §3.2)")
+        raise AuthorizationFailed(
+            _("the {what} at {url} is JSON but not an object").format(what=what, url=url),
+            rule="metadata is a JSON object (RFC 8414 §3.2)")
     return document
 
 
@@ -135,19 +141,23 @@ def check_resource(document: Mapping[str, Any], server_url: str, metadata_url: s
     """
     resource = document.get("resource")
     if not isinstance(resource, str) or not resource:
-        raise AuthorizationFailed(f"the protected resource metadata at {metadata_url} names "
-                                  "no resource", rule="RFC 9728 §2: resource is REQUIRED")
+        raise AuthorizationFailed(
+            _("the protected resource metadata at {metadata_url} names no resource").format(
+                metadata_url=metadata_url),
+            rule="RFC 9728 §2: resource is REQUIRED")
     server = canonical_resource(server_url)
     claimed = canonical_resource(resource)
     if origin(claimed) != origin(server) or not (
             server == claimed or server.startswith(claimed + "/")
             or httpx.URL(claimed).path in ("", "/")):
         raise AuthorizationFailed(
-            f"the protected resource metadata says resource {resource!r} but was fetched for "
-            f"{server_url!r}", rule="RFC 9728 §3.3: the resource MUST match the server's URL; "
-            "a token for it would be a token for another server",
-            fix="refusing; connect to the resource's own URL, or report the server's "
-                "misconfiguration")
+            _("the protected resource metadata says resource {resource} but was fetched for "
+              "{server_url}").format(
+                resource=repr(resource), server_url=repr(server_url)),
+            rule="RFC 9728 §3.3: the resource MUST match the server's URL; "
+                 "a token for it would be a token for another server",
+            fix=_("refusing; connect to the resource's own URL, or report the server's "
+                  "misconfiguration"))
     return resource
 
 
@@ -157,10 +167,12 @@ def check_issuer(document: Mapping[str, Any], expected: str, metadata_url: str) 
     if not isinstance(issuer, str) or issuer.rstrip("/") != expected.rstrip("/") or (
             httpx.URL(expected).path.strip("/") and issuer != expected):
         raise AuthorizationFailed(
-            f"the authorization server's metadata says issuer {issuer!r} but was fetched for "
-            f"{expected!r}", rule="RFC 8414 §3.3: the issuer MUST be identical to the one "
-            "the metadata URL was built from", fix="refusing; the resource names an "
-            "authorization server whose metadata speaks for another")
+            _("the authorization server's metadata says issuer {issuer} but was fetched for "
+              "{expected}").format(issuer=repr(issuer), expected=repr(expected)),
+            rule="RFC 8414 §3.3: the issuer MUST be identical to the one "
+                 "the metadata URL was built from",
+            fix=_("refusing; the resource names an authorization server whose metadata speaks for "
+                  "another"))
     return issuer
 
 
@@ -169,10 +181,13 @@ def check_legacy_issuer(document: Mapping[str, Any], server_url: str, metadata_u
     issuer = document.get("issuer")
     if not isinstance(issuer, str) or origin(issuer) != origin(server_url):
         raise AuthorizationFailed(
-            f"the authorization server metadata at {metadata_url} says issuer {issuer!r}, "
-            f"not on the server's origin {origin(server_url)}", rule="MCP 2025-03-26: "
-            "without protected resource metadata the authorization server is the server's "
-            "origin", fix="refusing; the server should publish protected resource metadata")
+            _("the authorization server metadata at {metadata_url} says issuer {issuer}, not on "
+              "the server's origin {server_url}").format(
+                metadata_url=metadata_url, issuer=repr(issuer), server_url=origin(server_url)),
+            rule="MCP 2025-03-26: "
+                 "without protected resource metadata the authorization server is the server's "
+                 "origin",
+            fix=_("refusing; the server should publish protected resource metadata"))
     return issuer
 
 
@@ -182,8 +197,9 @@ def check_endpoints(document: Mapping[str, Any]) -> None:
         value = document.get(name)
         if value is not None:
             if not isinstance(value, str):
-                raise AuthorizationFailed(f"{name} is not a URL: {value!r}",
-                                          rule="RFC 8414 §2")
+                raise AuthorizationFailed(
+                    _("{name} is not a URL: {value}").format(name=name, value=repr(value)),
+                    rule="RFC 8414 §2")
             require_secure(value, name)
 
 

@@ -17,6 +17,7 @@ import httpx
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from ..i18n import _
 from .errors import AuthorizationFailed
 
 #: The one algorithm this client signs proofs with.
@@ -114,9 +115,9 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
     if setting is False:
         if resource_required:
             raise AuthorizationFailed(
-                f"{asked}, and DPoP is switched off (dpop=False)", rule="RFC 9728 §2: such "
-                "a resource refuses Bearer tokens", fix="use dpop='auto' (%mcp connect … "
-                "--dpop auto)")
+                _("{asked}, and DPoP is switched off (dpop=False)").format(asked=asked),
+                rule="RFC 9728 §2: such a resource refuses Bearer tokens",
+                fix=_("use dpop='auto' (%mcp connect … --dpop auto)"))
         return DpopDecision(False, "not used: switched off (dpop=False)")
     if setting != "auto" and setting is not True:
         raise ValueError(f"dpop={setting!r}: choose 'auto', True or False")
@@ -129,21 +130,26 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
     if not supports_dpop(server_algs):
         if must:
             raise AuthorizationFailed(
-                f"{why} but its authorization server {issuer} offers no DPoP with "
-                f"{DPOP_ALGORITHM} (dpop_signing_alg_values_supported: {server_algs!r})",
+                _("{why} but its authorization server {issuer} offers no DPoP with "
+                  "{algorithm} (dpop_signing_alg_values_supported: {server_algs})").format(
+                    why=why, issuer=issuer, algorithm=DPOP_ALGORITHM,
+                    server_algs=repr(server_algs)),
                 rule="RFC 9728 §2 and RFC 9449 §5.1: a DPoP-bound token comes only from an "
-                "authorization server that supports DPoP",
-                fix="use dpop='auto' (--dpop auto)" if setting is True else
-                    f"the resource's operator must enable DPoP at {issuer}, or stop requiring it")
+                     "authorization server that supports DPoP",
+                fix=_("use dpop='auto' (--dpop auto)") if setting is True else
+                    _("the resource's operator must enable DPoP at {issuer}, or stop requiring "
+                      "it").format(issuer=issuer))
         return DpopDecision(False, f"not used: {why}, but the authorization server offers "
                                    f"no DPoP with {DPOP_ALGORITHM}")
     if verified and DPOP_ALGORITHM not in verified:
         if must:
             raise AuthorizationFailed(
-                f"the resource verifies DPoP proofs signed with {' '.join(verified)} only; "
-                f"this client signs {DPOP_ALGORITHM}", rule="RFC 9728 §2: "
-                "dpop_signing_alg_values_supported (RFC 9449 §7.1: algs)",
-                fix="ask the resource's operator to accept ES256 proofs")
+                _("the resource verifies DPoP proofs signed with {verified} only; this client "
+                  "signs {algorithm}").format(
+                    verified=" ".join(verified), algorithm=DPOP_ALGORITHM),
+                rule="RFC 9728 §2: "
+                     "dpop_signing_alg_values_supported (RFC 9449 §7.1: algs)",
+                fix=_("ask the resource's operator to accept ES256 proofs"))
         return DpopDecision(False, f"not used: the resource verifies only {' '.join(verified)}"
                                    f" proofs; this client signs {DPOP_ALGORITHM}")
     return DpopDecision(True, f"used: {why}, and the authorization server supports "

@@ -15,6 +15,7 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from joserfc.errors import JoseError
 from joserfc.jwk import import_key
 
+from ..i18n import _
 from . import discovery
 from .dpop import DpopKey
 from .errors import AuthorizationFailed, oauth_error_text
@@ -49,16 +50,19 @@ class Grants:
                            ) -> Generator[Need, Any, Token]:
         endpoint = server.get("authorization_endpoint")
         if not isinstance(endpoint, str):
-            raise AuthorizationFailed(f"{server.issuer} has no authorization_endpoint",
-                                      rule="RFC 8414 §2")
+            raise AuthorizationFailed(
+                _("{issuer} has no authorization_endpoint").format(issuer=server.issuer),
+                rule="RFC 8414 §2")
         methods = server.get("code_challenge_methods_supported")
         if not (isinstance(methods, list) and "S256" in methods) and not (
                 self.settings.allow_without_s256 or server.legacy):
             raise AuthorizationFailed(
-                f"the authorization server {server.issuer} does not advertise PKCE S256 "
-                f"(code_challenge_methods_supported: {methods!r})", rule="MCP authorization: "
-                "clients MUST refuse to proceed without PKCE S256 support",
-                fix="refusing; for a lesson only, pass allow_without_s256=True")
+                _("the authorization server {issuer} does not advertise PKCE S256 "
+                  "(code_challenge_methods_supported: {methods})").format(
+                    issuer=server.issuer, methods=repr(methods)),
+                rule="MCP authorization: "
+                     "clients MUST refuse to proceed without PKCE S256 support",
+                fix=_("refusing; for a lesson only, pass allow_without_s256=True"))
         verifier = generate_token(64)
         state = generate_token(32)
         query = {"response_type": "code", "client_id": registration.client_id,
@@ -93,30 +97,35 @@ class Grants:
         if params.get("state") != state:
             self.trail.note("callback", shown_url(redirect), "", "OAuth 2.1 §4.1.2: state MUST "
                             "match", "refused")
-            raise AuthorizationFailed("the redirect's state does not match the one sent",
-                                      rule="OAuth 2.1 §7.2.1 (CSRF protection)",
-                                      fix="start the authorization again from this notebook")
+            raise AuthorizationFailed(
+                _("the redirect's state does not match the one sent"),
+                rule="OAuth 2.1 §7.2.1 (CSRF protection)",
+                fix=_("start the authorization again from this notebook"))
         issuer_sent = params.get("iss")
         advertised = server.get("authorization_response_iss_parameter_supported") is True
         if advertised and issuer_sent is None:
             raise AuthorizationFailed(
-                "the redirect has no iss although the authorization server advertises it",
+                _("the redirect has no iss although the authorization server advertises it"),
                 rule="RFC 9207 §2.4: a client MUST reject a response without iss when the "
-                "server advertises authorization_response_iss_parameter_supported",
-                fix="refusing the code (a mix-up attack looks like this)")
+                     "server advertises authorization_response_iss_parameter_supported",
+                fix=_("refusing the code (a mix-up attack looks like this)"))
         if issuer_sent is not None and issuer_sent != server.issuer:
             raise AuthorizationFailed(
-                f"the redirect says iss {issuer_sent!r} but the request went to "
-                f"{server.issuer!r}", rule="RFC 9207 §2.4: iss MUST equal the issuer "
-                "(simple string comparison)", fix="refusing the code (a mix-up attack "
-                "looks like this)")
+                _("the redirect says iss {issuer_sent} but the request went to {issuer}").format(
+                    issuer_sent=repr(issuer_sent), issuer=repr(server.issuer)),
+                rule="RFC 9207 §2.4: iss MUST equal the issuer "
+                     "(simple string comparison)",
+                fix=_("refusing the code (a mix-up attack looks like this)"))
         if params.get("error"):
             raise AuthorizationFailed(
-                f"the authorization server refused: {oauth_error_text(params)}",
+                _("the authorization server refused: {error}").format(
+                    error=oauth_error_text(params)),
                 rule="OAuth 2.1 §4.1.2.1")
         code = params.get("code")
         if not code:
-            raise AuthorizationFailed("the redirect carries no code", rule="OAuth 2.1 §4.1.2")
+            raise AuthorizationFailed(
+                _("the redirect carries no code"),
+                rule="OAuth 2.1 §4.1.2")
         self.trail.note("callback", shown_url(redirect), "code received",
                         "state matches; RFC 9207 iss " + ("checked" if issuer_sent else "absent"),
                         "ok")
@@ -127,8 +136,10 @@ class Grants:
         """A grant without a browser: client credentials, or a JWT bearer assertion."""
         settings = self.settings
         if settings.client_id is None:
-            raise AuthorizationFailed(f"the {settings.grant} grant needs a client id",
-                                      rule="OAuth 2.1 §4.2, RFC 7523 §3", fix="pass client_id=…")
+            raise AuthorizationFailed(
+                _("the {grant} grant needs a client id").format(grant=settings.grant),
+                rule="OAuth 2.1 §4.2, RFC 7523 §3",
+                fix=_("pass client_id=…"))
         registration = Registration(server.issuer, settings.client_id, settings.client_secret,
                                     self.identity.auth_method(server, settings.client_secret))
         fields = {"grant_type": "client_credentials", "resource": resource}
@@ -137,8 +148,10 @@ class Grants:
             fields = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion}
         elif settings.grant == "jwt_bearer":
             if not settings.assertion:
-                raise AuthorizationFailed("the JWT bearer grant needs an assertion",
-                                          rule="RFC 7523 §2.1", fix="pass assertion=JWT")
+                raise AuthorizationFailed(
+                    _("the JWT bearer grant needs an assertion"),
+                    rule="RFC 7523 §2.1",
+                    fix=_("pass assertion=JWT"))
             # No retry and no other grant after a refusal: the workload's identity is all
             # this client has (SEP-1933).
             fields = {"grant_type": JWT_BEARER_GRANT, "assertion": settings.assertion,
@@ -154,9 +167,10 @@ class Grants:
         """SEP-990 step one: the enterprise IdP exchanges the user's id_token for an ID-JAG."""
         identity = self.settings.enterprise
         if identity is None:
-            raise AuthorizationFailed("enterprise-managed authorization needs the identity "
-                                      "provider's settings", rule="SEP-990",
-                                      fix="pass enterprise=EnterpriseIdentity(…)")
+            raise AuthorizationFailed(
+                _("enterprise-managed authorization needs the identity provider's settings"),
+                rule="SEP-990",
+                fix=_("pass enterprise=EnterpriseIdentity(…)"))
         discovery.require_secure(identity.token_endpoint, "identity provider token endpoint")
         fields = {"grant_type": TOKEN_EXCHANGE_GRANT, "requested_token_type": ID_JAG_TYPE,
                   "subject_token": identity.id_token, "subject_token_type": ID_TOKEN_TYPE,
@@ -166,7 +180,7 @@ class Grants:
         headers = {"Content-Type": "application/x-www-form-urlencoded",
                    "Accept": "application/json"}
         method = "client_secret_basic" if identity.client_secret else "none"
-        _, headers, body = ClientAuth(identity.client_id or "", identity.client_secret,
+        _method, headers, body = ClientAuth(identity.client_id or "", identity.client_secret,
                                       method).prepare("POST", identity.token_endpoint, headers,
                                                       urlencode(fields))
         request = httpx.Request("POST", identity.token_endpoint, headers=headers, content=body)
@@ -178,9 +192,10 @@ class Grants:
         assertion = answer.get("access_token")
         if response.status_code != 200 or not isinstance(assertion, str):
             raise AuthorizationFailed(
-                f"the identity provider refused the token exchange: "
-                f"{answer.get('error', response.status_code)}", rule="RFC 8693 §2.2 (SEP-990)",
-                fix="check the id_token and the identity provider's client settings")
+                _("the identity provider refused the token exchange: {error}").format(
+                    error=answer.get("error", response.status_code)),
+                rule="RFC 8693 §2.2 (SEP-990)",
+                fix=_("check the id_token and the identity provider's client settings"))
         self.trail.note("token", shown, shown_response(response), "RFC 8693: id_token exchanged "
                         "for an identity assertion grant (SEP-990)", "ok")
         return assertion
@@ -206,15 +221,18 @@ class Grants:
                        ) -> Generator[Need, Any, dict[str, Any]]:
         endpoint = server.get("token_endpoint")
         if not isinstance(endpoint, str):
-            raise AuthorizationFailed(f"{server.issuer} has no token_endpoint",
-                                      rule="RFC 8414 §2")
+            raise AuthorizationFailed(
+                _("{issuer} has no token_endpoint").format(issuer=server.issuer),
+                rule="RFC 8414 §2")
         headers = {"Content-Type": "application/x-www-form-urlencoded",
                    "Accept": "application/json"}
         method = registration.auth_method
         if method == "private_key_jwt":
             if not self.settings.private_key:
-                raise AuthorizationFailed("private_key_jwt needs a private key",
-                                          rule="RFC 7523 §2.2", fix="pass private_key=PEM")
+                raise AuthorizationFailed(
+                    _("private_key_jwt needs a private key"),
+                    rule="RFC 7523 §2.2",
+                    fix=_("pass private_key=PEM"))
             # The assertion's audience is the authorization server's issuer (RFC 7523bis).
             alg = self.settings.signing_algorithm
             assertion = private_key_jwt_sign(signing_key(self.settings.private_key, alg),
@@ -223,7 +241,7 @@ class Grants:
                       "client_assertion": _text(assertion)}
             body = urlencode(fields)
         else:
-            _, headers, body = ClientAuth(registration.client_id, registration.client_secret,
+            _method, headers, body = ClientAuth(registration.client_id, registration.client_secret,
                                           method).prepare("POST", endpoint, headers,
                                                           urlencode(fields))
         dpop = self._dpop_key()
@@ -231,7 +249,7 @@ class Grants:
         shown = f"POST {endpoint} {shown_form(sent_fields)} (client auth: {method}" + (
             ", DPoP proof)" if dpop else ")")
         nonce: str | None = None
-        for _ in range(2):  # a use_dpop_nonce answer is retried once, with the nonce
+        for _attempt in range(2):  # a use_dpop_nonce answer is retried once, with the nonce
             if dpop is not None:
                 headers = {**headers, "DPoP": dpop.proof("POST", endpoint, nonce=nonce)}
             request = httpx.Request("POST", endpoint, headers=headers, content=body)
@@ -248,13 +266,16 @@ class Grants:
             self.trail.note(step, shown, shown_response(response), "OAuth 2.1 §3.2.4", "refused",
                             error)
             raise AuthorizationFailed(
-                f"the token endpoint refused: {error}", rule="OAuth 2.1 §3.2.4",
-                fix="check the client's credentials and the scopes asked for")
+                _("the token endpoint refused: {error}").format(error=error),
+                rule="OAuth 2.1 §3.2.4",
+                fix=_("check the client's credentials and the scopes asked for"))
         token_type = str(answer.get("token_type", "")).lower()
         if token_type not in (("dpop", "bearer") if dpop else ("bearer",)):
-            raise AuthorizationFailed(f"the token endpoint issued a {token_type!r} token",
-                                      rule="MCP authorization: Bearer tokens (RFC 6750), or "
-                                      "DPoP-bound ones when a DPoP proof was sent (RFC 9449)")
+            raise AuthorizationFailed(
+                _("the token endpoint issued a {token_type} token").format(
+                    token_type=repr(token_type)),
+                rule="MCP authorization: Bearer tokens (RFC 6750), or "
+                     "DPoP-bound ones when a DPoP proof was sent (RFC 9449)")
         self.trail.note(step, shown, shown_response(response), "OAuth 2.1 §3.2.3: token issued",
                         "ok", f"scope {answer.get('scope') or fields.get('scope') or '(none)'}, "
                         f"expires in {answer.get('expires_in', '?')} s")
@@ -287,16 +308,18 @@ def signing_key(private_key: str, alg: str) -> Any:
     """
     key_type = _KEY_TYPES.get(alg[:2])
     if key_type is None:
-        raise AuthorizationFailed(f"no key type for the signing algorithm {alg!r}",
-                                  rule="RFC 7518 §3.1", fix="sign with RS256, PS256, ES256 or "
-                                  "EdDSA (signing_algorithm=…)")
+        raise AuthorizationFailed(
+            _("no key type for the signing algorithm {alg}").format(alg=repr(alg)),
+            rule="RFC 7518 §3.1",
+            fix=_("sign with RS256, PS256, ES256 or EdDSA (signing_algorithm=…)"))
     text = private_key.strip()
     data: Any = json.loads(text) if text.startswith("{") else text
     try:
         return import_key(data, key_type)  # type: ignore[arg-type]
     except (ValueError, TypeError, JoseError) as exc:
-        raise AuthorizationFailed(f"the private key is no {key_type} key, which {alg} needs: "
-                                  f"{exc}",
-                                  rule="RFC 7523 §2.2: the assertion is signed with the "
-                                  "client's key", fix="pass the PEM (or JWK) of the key the "
-                                  "client registered") from None
+        raise AuthorizationFailed(
+            _("the private key is no {key_type} key, which {alg} needs: {exc}").format(
+                key_type=key_type, alg=alg, exc=exc),
+            rule="RFC 7523 §2.2: the assertion is signed with the "
+                 "client's key",
+            fix=_("pass the PEM (or JWK) of the key the client registered")) from None

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from ..i18n import _
 from . import discovery
 from .errors import AuthorizationFailed
 from .flow_values import AuthState, ClientSettings, Need, ServerMetadata
@@ -62,10 +63,11 @@ class ClientIdentity:
         endpoint = server.get("registration_endpoint")
         if not isinstance(endpoint, str):
             raise AuthorizationFailed(
-                f"the authorization server {server.issuer} offers no registration endpoint "
-                "and this client has no client id", rule="MCP authorization: client "
-                "registration (pre-registration, CIMD or RFC 7591)",
-                fix="register a client with the server's operator and pass client_id=…")
+                _("the authorization server {issuer} offers no registration endpoint and this "
+                  "client has no client id").format(issuer=server.issuer),
+                rule="MCP authorization: client "
+                     "registration (pre-registration, CIMD or RFC 7591)",
+                fix=_("register a client with the server's operator and pass client_id=…"))
         supported = server.get("token_endpoint_auth_methods_supported") or []
         method = "none" if "none" in supported or not supported else next(
             (m for m in SECRET_METHODS if m in supported), supported[0])
@@ -81,15 +83,18 @@ class ClientIdentity:
         response = yield from self.trail.exchange("register", request)
         if response.status_code not in (200, 201):
             raise AuthorizationFailed(
-                f"dynamic client registration at {endpoint} answered {response.status_code}: "
-                f"{response.text[:200]}", rule="RFC 7591 §3.2",
-                fix="pre-register a client and pass client_id=…")
+                _("dynamic client registration at {endpoint} answered {status_code}: "
+                  "{text}").format(endpoint=endpoint, status_code=response.status_code,
+                                   text=response.text[:200]),
+                rule="RFC 7591 §3.2",
+                fix=_("pre-register a client and pass client_id=…"))
         answer = discovery.json_document(response.content, response.headers.get(
             "content-type", ""), "registration response", endpoint)
         client_id = answer.get("client_id")
         if not isinstance(client_id, str):
-            raise AuthorizationFailed("the registration response has no client_id",
-                                      rule="RFC 7591 §3.2.1")
+            raise AuthorizationFailed(
+                _("the registration response has no client_id"),
+                rule="RFC 7591 §3.2.1")
         secret = answer.get("client_secret")
         method = answer.get("token_endpoint_auth_method") or (
             self.auth_method(server, secret) if secret else "none")

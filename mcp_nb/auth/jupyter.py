@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 import httpx
 
+from ..i18n import _
 from .errors import AuthorizationFailed
 
 CALLBACK_PATH = "mcp_nb/oauth/callback"
@@ -83,9 +84,12 @@ class JupyterServerCallback:
             text = path.read_text(encoding="utf-8")
             path.unlink()
             return text
-        raise AuthorizationFailed(f"no redirect reached {self.redirect_uri} within "
-                                  f"{self.wait:g} s", rule="the person did not authorize in "
-                                  "time", fix="run the cell again, or use callback='paste'")
+        raise AuthorizationFailed(
+            _("no redirect reached {redirect_uri} within {wait} s").format(
+                redirect_uri=self.redirect_uri, wait=format(self.wait, "g")),
+            rule="the person did not authorize in "
+                 "time",
+            fix=_("run the cell again, or use callback='paste'"))
 
     async def close(self) -> None:
         return None

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from ..i18n import _
 from . import discovery
 from .challenge import Challenge, bearer_challenge
 from .errors import AuthorizationFailed
@@ -54,9 +55,11 @@ class MetadataDiscovery:
             given = bearer_challenge(response)
             if given is None:
                 raise AuthorizationFailed(
-                    f"the server answered {response.status_code} without asking for "
-                    "authorization", rule="MCP authorization: a 401 with WWW-Authenticate "
-                    "starts the flow", fix="connect without --auth")
+                    _("the server answered {status_code} without asking for authorization").format(
+                        status_code=response.status_code),
+                    rule="MCP authorization: a 401 with WWW-Authenticate "
+                         "starts the flow",
+                    fix=_("connect without --auth"))
             sent, received = self.trail.last_sent, shown_response(response) + ", "
         elif given is not None:
             received = f"WWW-Authenticate: {given.scheme} "
@@ -83,7 +86,8 @@ class MetadataDiscovery:
             servers = document.get("authorization_servers")
             if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
                 raise AuthorizationFailed(
-                    f"the protected resource metadata at {url} names no authorization server",
+                    _("the protected resource metadata at {url} names no authorization "
+                      "server").format(url=url),
                     rule="MCP authorization: authorization_servers MUST list at least one")
             scopes = document.get("scopes_supported")
             self.state.resource_metadata_url = url
@@ -132,6 +136,7 @@ class MetadataDiscovery:
                        "/authorize, /token, /register at the server's origin", "fallback")
             return ServerMetadata(issuer, discovery.legacy_metadata(self.server_url),
                                   legacy=True)
-        raise AuthorizationFailed(f"no metadata found for the authorization server {issuer}",
-                                  rule="RFC 8414 §3 / OpenID Connect Discovery 1.0 §4",
-                                  fix="check that the resource names the right issuer")
+        raise AuthorizationFailed(
+            _("no metadata found for the authorization server {issuer}").format(issuer=issuer),
+            rule="RFC 8414 §3 / OpenID Connect Discovery 1.0 §4",
+            fix=_("check that the resource names the right issuer"))

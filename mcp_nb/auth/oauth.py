@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx
 
+from ..i18n import _
 from .callbacks import Callback, choose_callback
 from .challenge import Challenge, bearer_challenge
 from .discovery import MAX_METADATA_BYTES, canonical_resource, origin
@@ -163,7 +164,7 @@ class OAuth(httpx.Auth):
             await self._obtain(str(request.url), None, held, step_up=False)
         sent_with = self._attach(request)
         response = yield request
-        for _ in range(self.max_authorizations):
+        for _attempt in range(self.max_authorizations):
             if self._dpop_nonce_wanted(response) and sent_with is not None:
                 # RFC 9449 §9: the resource wants its nonce in the proof; same token.
                 self._attach(request)
@@ -180,15 +181,17 @@ class OAuth(httpx.Auth):
         if bearer_challenge(response) is not None:
             bound = sent_with is not None and sent_with.token_type.lower() == "dpop"
             raise AuthorizationFailed(
-                f"the server still answers {response.status_code} after "
-                f"{self.max_authorizations} fresh tokens" + (
-                    " (DPoP-bound, sent as Authorization: DPoP)" if bound else ""),
+                (_("the server still answers {status} after {count} fresh tokens (DPoP-bound, "
+                   "sent as Authorization: DPoP)") if bound else
+                 _("the server still answers {status} after {count} fresh tokens")).format(
+                    status=response.status_code, count=self.max_authorizations),
                 rule="a bounded number of authorizations per request (no 401 loop, no "
                 "endless step-up)",
-                fix=("the server may not accept DPoP-bound tokens (RFC 9449): try "
-                     "OAuth(dpop=False) (%mcp connect … --dpop off); else " if bound else
-                     "the server rejects the tokens its authorization server issues: ") +
-                    "check its audience (resource) and scope configuration")
+                fix=_("the server may not accept DPoP-bound tokens (RFC 9449): try "
+                      "OAuth(dpop=False) (%mcp connect … --dpop off); else check its audience "
+                      "(resource) and scope configuration") if bound else
+                    _("the server rejects the tokens its authorization server issues: check "
+                      "its audience (resource) and scope configuration"))
 
     def _attach(self, request: httpx.Request) -> Token | None:
         """Put the held token on ``request`` if it goes to the token's origin (else nothing)."""
@@ -280,10 +283,10 @@ class OAuth(httpx.Auth):
                 # Your callback's failure fails this request, not the transport (which
                 # would report the MCP server as gone).
                 raise AuthorizationFailed(
-                    f"the {self.callback.name} callback failed: {type(exc).__name__}: {exc}",
+                    _("the {name} callback failed: {error}").format(
+                        name=self.callback.name, error=f"{type(exc).__name__}: {exc}"),
                     rule="the browser step must bring back the redirect URL",
-                    fix="fix the callback, or authorize another way (callback='paste')"
-                ) from exc
+                    fix=_("fix the callback, or authorize another way (callback='paste')")) from exc
         assert isinstance(need, HttpNeed)
         try:
             async with http.stream(need.request.method, need.request.url,
@@ -297,9 +300,11 @@ class OAuth(httpx.Auth):
         except httpx.TransportError as exc:
             # Not the MCP server's failure: the session must not end because of it.
             raise AuthorizationFailed(
-                f"{need.step}: {need.request.method} {need.request.url} failed: "
-                f"{type(exc).__name__}: {exc}", rule="the OAuth exchange could not be made",
-                fix="check that the authorization server is reachable") from exc
+                _("{step}: {method} {url} failed: {error}").format(
+                    step=need.step, method=need.request.method, url=need.request.url,
+                    error=f"{type(exc).__name__}: {exc}"),
+                rule="the OAuth exchange could not be made",
+                fix=_("check that the authorization server is reachable")) from exc
         return httpx.Response(response.status_code, headers=response.headers, content=body,
                               request=need.request)
 

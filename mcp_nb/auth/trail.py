@@ -8,6 +8,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from ..i18n import _
 from . import discovery
 from .errors import AuthorizationFailed
 from .flow_values import HttpNeed, Need
@@ -46,7 +47,7 @@ class Trail:
                  ) -> Generator[Need, Any, tuple[httpx.Response, dict[str, Any] | None]]:
         """GET a metadata document (same-origin redirects followed); ``None`` on a 4xx."""
         discovery.require_secure(url, what)
-        for _ in range(MAX_REDIRECTS + 1):
+        for _attempt in range(MAX_REDIRECTS + 1):
             request = httpx.Request("GET", url, headers={"Accept": "application/json"})
             response = yield from self.exchange(name, request)
             if not response.is_redirect:
@@ -54,15 +55,19 @@ class Trail:
             target = urljoin(url, response.headers.get("location", ""))
             if discovery.origin(target) != discovery.origin(url):
                 raise AuthorizationFailed(
-                    f"the {what} at {url} redirects to another origin ({target})",
+                    _("the {what} at {url} redirects to another origin ({target})").format(
+                        what=what, url=url, target=target),
                     rule="a client follows no redirect to another origin while discovering "
-                    "(RFC 9728 §3, RFC 8414 §3)", fix="publish the metadata on its own URL")
+                         "(RFC 9728 §3, RFC 8414 §3)",
+                    fix=_("publish the metadata on its own URL"))
             self.note(name, self.last_sent, shown_response(response), "same-origin redirect",
                        "fallback")
             url = target
         else:
-            raise AuthorizationFailed(f"the {what} at {url} redirects more than "
-                                      f"{MAX_REDIRECTS} times", rule="bounded redirects")
+            raise AuthorizationFailed(
+                _("the {what} at {url} redirects more than {limit} times").format(
+                    what=what, url=url, limit=MAX_REDIRECTS),
+                rule="bounded redirects")
         if response.status_code >= 400 or response.is_redirect:
             return response, None
         return response, discovery.json_document(
