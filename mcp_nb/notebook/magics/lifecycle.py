@@ -52,8 +52,9 @@ def caps(mcp: McpMagics, args: argparse.Namespace) -> CapabilitiesView:
     return mcp.view(args.name).capabilities
 
 
-@GROUP.command("view", "show every view of a session (default: the current one)",
-               arguments=session_name)
+@GROUP.command("view", "show a session's live view: every tab, following the session (the "
+                       "other views show the step they were displayed at; default: the current "
+                       "session)", arguments=session_name)
 def view(mcp: McpMagics, args: argparse.Namespace) -> SessionView:
     return mcp.view(args.name)
 
