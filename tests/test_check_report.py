@@ -4,6 +4,7 @@ and the widget %mcp check shows (filters, evidence into the transcript, escaping
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,25 @@ def test_mcp_check_saves_reports_and_diffs_them(mcp, tmp_path: Path) -> None:
     assert again.diff.changes == shown.diff.changes
     with pytest.raises(Exception, match="give no target"):
         mcp(f"check --diff {broken} {healthy} -- python -m mcp_nb.lab")
+
+
+def sanitized(text: str) -> str:
+    """``text`` as nbval compares it, through notebooks/sanitize.cfg's own patterns."""
+    lines = (Path(__file__).resolve().parent.parent / "notebooks" / "sanitize.cfg").read_text()
+    pairs = re.findall(r"^regex: (.*)\nreplace: (.*)$", lines, flags=re.MULTILINE)
+    for pattern, replacement in pairs:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def test_a_saved_checkup_output_is_the_same_run_after_run(mcp) -> None:
+    """What nbval compares (text/plain, text/html) does not change between runs, though the
+    checkup's concurrent requests take their ids and transcript positions in varying order."""
+    outputs = []
+    for _ in range(3):
+        bundle = mcp("check --timeout 3")._repr_mimebundle_()
+        outputs.append((sanitized(bundle["text/plain"]), sanitized(bundle["text/html"])))
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    plain, markup = outputs[0]
+    assert "&quot;seq&quot;" not in markup and sys.executable not in plain + markup
+    assert "<details><summary>" in markup  # the evidence is still there, to read on GitHub

@@ -80,7 +80,41 @@ def junit_xml(report: Report) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def _evidence_html(result: Result) -> str:
+#: Evidence fields that differ from run to run: transcript positions (they shift with every
+#: stderr line and with concurrent requests), event times, random session ids.
+_VOLATILE_KEYS = frozenset({"seq", "elapsed", "time"})
+_SESSION_ID_HEADER = "mcp-session-id"
+#: The request id at the end of a transcript label ("→ request ping #3").
+_LABEL_ID = re.compile(r" #\S+$")
+
+
+def reproducible(value: Any) -> Any:
+    """``value`` without what changes from run to run, for outputs a notebook saves (nbval
+    compares them): volatile keys dropped, session ids masked.
+
+    >>> reproducible({"seq": 7, "headers": {"Mcp-Session-Id": "f00d"}, "status": 404})
+    {'headers': {'Mcp-Session-Id': '…'}, 'status': 404}
+    """
+    if isinstance(value, dict):
+        return {k: "…" if str(k).lower() == _SESSION_ID_HEADER else reproducible(v)
+                for k, v in value.items() if k not in _VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [reproducible(v) for v in value]
+    return value
+
+
+def _stable_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """A transcript entry as a saved notebook shows it: the JSON-RPC id masked too, since a
+    session's concurrent requests take their ids in whichever order they are sent."""
+    shown = reproducible(item)
+    message = shown.get("message")
+    if "seq" in item and isinstance(message, dict) and "id" in message:
+        shown["message"] = {**message, "id": "…"}
+        shown["label"] = _LABEL_ID.sub("", str(shown.get("label", "")))
+    return shown  # type: ignore[no-any-return]
+
+
+def _evidence_html(result: Result, stable: bool) -> str:
     if not result.evidence:
         return ""
     items = []
@@ -89,17 +123,23 @@ def _evidence_html(result: Result) -> str:
             exchange = item["http"]
             label = (f"{exchange['request']['method']} → {exchange['response']['status']}")
         elif "seq" in item:
-            label = f"{item['session']} #{item['seq']} {item['label']}"
+            label = (f"{item['session']} {_LABEL_ID.sub('', str(item['label']))}" if stable
+                     else f"{item['session']} #{item['seq']} {item['label']}")
         else:
             label = f"{item.get('session')} finding {item.get('finding')}"
-        detail = json.dumps(item, indent=1, ensure_ascii=False, default=repr)[:4000]
+        detail = json.dumps(_stable_entry(item) if stable else item, indent=1,
+                            ensure_ascii=False, default=repr)[:4000]
         items.append(f"<details><summary>{html.escape(label)}</summary>"
                      f"<pre>{html.escape(detail)}</pre></details>")
     return "".join(items)
 
 
-def html_report(report: Report) -> str:
-    """A static HTML table by area; each row's evidence folds open. Every server string escaped."""
+def html_report(report: Report, *, stable: bool = False) -> str:
+    """A static HTML table by area; each row's evidence folds open. Every server string escaped.
+
+    ``stable``: for a notebook's saved output, the evidence without transcript positions,
+    event times and session ids (see :func:`reproducible`).
+    """
     counts = report.counts
     server = report.server or {}
     rows = []
@@ -116,7 +156,7 @@ def html_report(report: Report) -> str:
                 f'<td><a href="{html.escape(rule.url)}">{rule.level} {html.escape(rule.section)}'
                 f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
                 f"{'<br><i>' + fix_label + '</i> ' + fix if fix else ''}</td>"
-                f"<td>{_evidence_html(result)}</td></tr>")
+                f"<td>{_evidence_html(result, stable)}</td></tr>")
     title = html.escape(_("checkup of {target}: {server}, era {era}, version {version}").format(
         target=report.target, server=f"{server.get('name', '?')} {server.get('version', '')}",
         era=report.era, version=report.version))

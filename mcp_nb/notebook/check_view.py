@@ -10,8 +10,9 @@ sessions, HTTP probes) shows the message as JSON.
 
 Everything the server said (details, names, messages) is escaped.  Saved
 notebooks keep the static HTML of :func:`~mcp_nb.check.output.html_report` (what
-GitHub shows) and a short text/plain: the header, one line per failure or
-warning, and the counts (no duration, so nbval compares it as is).
+GitHub shows; its evidence without the transcript positions, times and session
+ids that change from run to run) and a short text/plain: the header, one line
+per failure or warning, and the counts (no duration, so nbval compares it as is).
 
 Example::
 
@@ -218,7 +219,9 @@ class CheckView(_Described, w.VBox):
         return self.describe()
 
     def static_html(self) -> str:
-        return html_report(self.report)
+        """What a saved notebook keeps (nbval compares it): the table, evidence reproducible."""
+        return html_report(self.report, stable=True)
 
     def _repr_html_(self) -> str:
-        return self.static_html()
+        """The full table, transcript positions included (as ``--html`` writes it)."""
+        return html_report(self.report)
