@@ -264,3 +264,25 @@ def test_a_saved_checkup_output_is_the_same_run_after_run(mcp) -> None:
     plain, markup = outputs[0]
     assert "&quot;seq&quot;" not in markup and sys.executable not in plain + markup
     assert "<details><summary>" in markup  # the evidence is still there, to read on GitHub
+
+
+def test_the_widget_in_a_real_kernel_carries_its_static_fallback() -> None:
+    from test_kernel import Kernel
+
+    kernel = Kernel()
+    try:
+        assert kernel.execute("%load_ext mcp_nb")["status"] == "ok"
+        shown = kernel.execute("%mcp check --lab=--reject-version --timeout 5")
+        assert shown["status"] == "ok", shown
+        data = next(o["data"] for o in shown["outputs"] if o["type"] == "execute_result")
+        # A live widget where widgets run; the static table where they do not (GitHub).
+        assert "application/vnd.jupyter.widget-view+json" in data
+        assert data["text/html"].count('<tr class="fail">') == 1
+        assert "FAIL lifecycle.unknown-version [MUST]" in data["text/plain"]
+        assert kernel.execute("view = _")["status"] == "ok"
+        assert kernel.value("len(view.rows.children) == len(view.report.results)") == "True"
+        kernel.execute("view.outcome.value = 'problems'")
+        assert kernel.value("[r.check.id for r in view.shown], len(view.rows.children)") == \
+            "['lifecycle.unknown-version'] 1"  # print(a, b)
+    finally:
+        kernel.shutdown()
