@@ -286,3 +286,18 @@ def test_the_widget_in_a_real_kernel_carries_its_static_fallback() -> None:
             "['lifecycle.unknown-version'] 1"  # print(a, b)
     finally:
         kernel.shutdown()
+
+
+def test_mcp_check_names_an_mcpservers_entry(mcp, tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    flawed = mcp(f"check flawed --config {config} --timeout 3")
+    assert flawed.report.exit_status == 1
+    assert flawed.report.target.startswith("flawed: ")
+    # The notebook's own dict of the same shape (--config {servers}) works as the file does.
+    mcp.shell.user_ns["servers"] = json.loads(config.read_text())
+    healthy = mcp("check lab --config {servers} --timeout 3")
+    assert healthy.report.exit_status == 0
+    with pytest.raises(Exception, match="no authorization flow"):
+        mcp("check remote --config {servers}")
+    with pytest.raises(Exception, match="one mcpServers entry's name"):
+        mcp("check --config {servers}")
