@@ -20,7 +20,7 @@ import pytest
 from http_support import PEERS, ServerProcess, everything_http, install_everything, lab_server
 
 from mcp_nb.check import CHECKS, Result, html_report, junit_xml, run_checkup, text_summary
-from mcp_nb.check.model import Report
+from mcp_nb.check.model import APPS_SPEC, Report
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.transports import StdioTransport
 
@@ -46,7 +46,8 @@ def test_a_should_can_only_warn() -> None:
     # Every check cites a rule of a revision, with its level and the spec's words.
     for check in CHECKS.values():
         assert check.rule.level in ("MUST", "SHOULD", "MAY")
-        assert check.rule.url.startswith("https://modelcontextprotocol.io/specification/")
+        assert check.rule.url.startswith(("https://modelcontextprotocol.io/specification/",
+                                          APPS_SPEC))
         # The level is the spec's own word, or the schema's types (the source of truth).
         assert check.rule.level in check.rule.quote or check.rule.section.startswith("schema#")
         assert check.fix

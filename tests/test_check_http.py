@@ -19,6 +19,7 @@ from mcp_nb.check import CHECKS, run_checkup, text_summary
 from mcp_nb.check.http_rules import FOREIGN_ORIGIN, session_id_bits
 from mcp_nb.check.model import Report
 from mcp_nb.check.stateless_rules import x_mcp_header_problems
+from mcp_nb.client import lab_command
 
 pytestmark = pytest.mark.anyio
 
@@ -161,6 +162,39 @@ def test_session_id_randomness_estimate() -> None:
     assert session_id_bits(timed) < 64
 
 
+#: lab knob (stdio) → the MCP Apps check it must trip.
+APPS_KNOBS = {
+    ("--apps", "--app-fault", "wrong-mime"): {"apps.mime-type": "fail"},
+    ("--apps", "--app-fault", "missing-resource"): {"apps.resource": "fail"},
+}
+
+
+@pytest.mark.parametrize("knob", list(APPS_KNOBS), ids=" ".join)
+async def test_each_app_fault_is_caught_by_its_check_and_nothing_else(
+        knob: tuple[str, ...]) -> None:
+    report = await run_checkup(lab_command(*knob), timeout=TIMEOUT)
+    expected = APPS_KNOBS[knob]
+    assert verdicts(report) == expected, text_summary(report)
+    tripped = report.result(next(iter(expected)))
+    # The evidence is the resources/read exchange, on the session that declared the extension.
+    assert [e["message"].get("method") for e in tripped.evidence][:1] == ["resources/read"]
+    assert {e["session"] for e in tripped.evidence} == {"apps"}
+
+
+async def test_the_lab_app_passes_over_stdio_and_http_and_no_app_is_not_applicable() -> None:
+    stdio = await run_checkup(lab_command("--apps"), timeout=TIMEOUT)
+    assert verdicts(stdio) == {}, text_summary(stdio)
+    assert stdio.result("apps.mime-type").outcome == "pass"
+    assert stdio.result("apps.resource").detail == "1 UI resource(s) read as ui:// HTML"
+    assert "restrictive default" in stdio.result("apps.csp").detail  # it declares no CSP
+    http = await checkup("--apps")
+    assert verdicts(http) == {}, text_summary(http)
+    assert http.result("apps.mime-type").outcome == "pass"
+    plain = await run_checkup(lab_command(), timeout=TIMEOUT)
+    assert plain.result("apps.resource").outcome == "not-applicable"
+    assert "io.modelcontextprotocol/ui" in plain.result("apps.resource").detail
+
+
 #: server-everything's real violations over Streamable HTTP (tests/test_check.py, docs).
 EVERYTHING_HTTP_VIOLATIONS = {"http.origin": "fail", "http.session-404": "fail"}
 
@@ -187,5 +221,8 @@ def test_docs_list_these_checks_and_knobs() -> None:
     for check_id in {c for k in HTTP_KNOBS.values() for c in k}:
         check = CHECKS[check_id]
         assert f"| `{check.id}` | {check.title} | {check.rule.level} |" in page, check.id
-    for knob, expected in HTTP_KNOBS.items():
+    for check_id in {c for k in APPS_KNOBS.values() for c in k} | {"apps.csp"}:
+        check = CHECKS[check_id]
+        assert f"| `{check.id}` | {check.title} | {check.rule.level} |" in page, check.id
+    for knob, expected in {**HTTP_KNOBS, **APPS_KNOBS}.items():
         assert f"| `{' '.join(knob)}` | `{next(iter(expected))}` |" in page, knob

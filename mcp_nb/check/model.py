@@ -38,9 +38,14 @@ class SpecRule:
     level: Level
     #: The spec's sentence, quoted (checked against the revision's text).
     quote: str
+    #: The specification's own page when it is not the core spec's (an extension's, such as
+    #: MCP Apps); ``section`` is then the anchor on that page.
+    document: str | None = None
 
     @property
     def url(self) -> str:
+        if self.document is not None:
+            return f"{self.document}#{self.section}"
         return f"{SPEC_BASE_URL}/{self.revision}/{self.section}"
 
 
@@ -139,6 +144,10 @@ def _rule(revision: str, section: str, level: Level, quote: str) -> SpecRule:
 
 
 _R = "2025-11-25"
+#: MCP Apps (SEP-1865): its stable revision and where its text is.
+APPS_REVISION = "2026-01-26"
+APPS_SPEC = ("https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/"
+             f"{APPS_REVISION}/apps.mdx")
 
 _CHECK_LIST = (
     Check("lifecycle.initialize-result", "lifecycle", "initialize result fields present and typed",
@@ -380,6 +389,28 @@ _CHECK_LIST = (
                 "Dynamic Client Registration Protocol (RFC7591)."),
           "Advertise client_id_metadata_document_supported: true (or a "
           "registration_endpoint), so clients need no pre-registration."),
+    Check("apps.resource", "apps", "App UI resources exist and read as ui:// HTML",
+          SpecRule(APPS_REVISION, "content-requirements", "MUST",
+                   "Resource MUST exist on the server … URI MUST start with ui:// scheme … "
+                   "Content MUST be provided via either text (string) or blob "
+                   "(base64-encoded)", APPS_SPEC),
+          "Serve every ui:// resource your tools name (_meta.ui.resourceUri) from "
+          "resources/read, with the HTML as text or base64 blob."),
+    Check("apps.mime-type", "apps", "App UI resources read as text/html;profile=mcp-app",
+          SpecRule(APPS_REVISION, "content-requirements", "MUST",
+                   "mimeType MUST be text/html;profile=mcp-app (other types reserved for future "
+                   "extensions)", APPS_SPEC),
+          "Give the resources/read content of a UI resource the mimeType "
+          "text/html;profile=mcp-app."),
+    Check("apps.csp", "apps", "declared CSP domains are lists of origins",
+          SpecRule(APPS_REVISION, "ui-resource-format", "MUST",
+                   "McpUiResourceCsp: connectDomains?: string[]; resourceDomains?: string[]; "
+                   "frameDomains?: string[]; baseUriDomains?: string[] (origins, wildcard "
+                   "subdomains supported). (The interface binds the server; the host \"MUST NOT "
+                   "allow undeclared domains\", so a value that is not an origin is dropped and "
+                   "the App loses what it asked for.)", APPS_SPEC),
+          "Declare _meta.ui.csp domains as lists of origins such as "
+          "\"https://api.example.com\" or \"https://*.example.com\"."),
 )
 
 #: Every check, by id, in report order.

@@ -38,6 +38,7 @@ from ..client.errors import ServerError
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
+from .apps_rules import check_apps
 from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
 from .stateless_rules import judge_stateless
@@ -79,16 +80,19 @@ def _is_url(target: Target) -> TypeGuard[str]:
     return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
-def _factory(target: Target, timeout: float) -> Callable[[], ClientSession] | None:
-    """Sessions to new connections to the target (None for an open session: only it is ours)."""
+def _factory(target: Target, timeout: float, *, apps: bool = False
+             ) -> Callable[[], ClientSession] | None:
+    """Sessions to new connections to the target (None for an open session: only it is ours);
+    ``apps`` declares the MCP Apps extension (servers offer Apps only to clients that do)."""
     if isinstance(target, ClientSession):
         return None
     if _is_url(target):
         url = target
         return lambda: ClientSession(http_transport(url), timeout=timeout,
-                                     probe_timeout=timeout)
+                                     probe_timeout=timeout, apps=apps)
     argv = shlex.split(target) if isinstance(target, str) else list(target)
-    return lambda: ClientSession(StdioTransport(argv), timeout=timeout, probe_timeout=timeout)
+    return lambda: ClientSession(StdioTransport(argv), timeout=timeout, probe_timeout=timeout,
+                                 apps=apps)
 
 
 def _entry(name: str, entry: Any) -> dict[str, Any]:
@@ -150,6 +154,7 @@ class _Checkup:
     def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float) -> None:
         self.target = target
         self.new_session = _factory(target, timeout)
+        self.new_apps_session = _factory(target, timeout, apps=True)
         self.timeout = timeout
         self.call_all = call_tools == "all"
         self.allowed = [] if isinstance(call_tools, str) else list(call_tools)
@@ -202,6 +207,8 @@ class _Checkup:
                 group.start_soon(self.lifecycle, main, connect_error)
                 if _is_url(self.target):
                     group.start_soon(check_http, self, self.target)
+                if connect_error is None:
+                    group.start_soon(check_apps, self, self.new_apps_session, main)
             self.jsonrpc()
             if connect_error is None:
                 judge_stateless(self, main)
