@@ -44,6 +44,7 @@ HTTP_KNOBS = {
     ("--resume-wrong-stream",): {"http.resumption": "fail"},
     ("--skip-header-check",): {"stateless.header-mismatch": "fail"},
     ("--lenient-meta",): {"stateless.request-meta": "fail"},
+    ("--discover-without-cache-hints",): {"stateless.discover": "fail"},
     ("--auth", "--auth-fault", "legacy-layout"): {"auth.discovery": "fail"},
     ("--auth", "--auth-fault", "resource-mismatch"): {"auth.resource-metadata": "fail"},
     ("--auth", "--auth-fault", "wrong-issuer"): {"auth.server-metadata": "fail"},

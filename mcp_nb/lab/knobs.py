@@ -295,6 +295,11 @@ class Knobs:
         "header is missing or disagrees with the body; breaks the rule that such requests MUST "
         "be refused with 400 and error -32020 (a gateway routing on the header and the server "
         "acting on the body would disagree).")
+    discover_without_cache_hints: bool = knob(
+        False, "--discover-without-cache-hints", group="http", transport="http",
+        era="stateless", action="store_true",
+        help="Answer server/discover without ttlMs and cacheScope; breaks the 2026-07-28 schema, "
+        "where DiscoverResult (a CacheableResult) requires both.")
     lenient_meta: bool = knob(
         False, "--lenient-meta", group="http", transport="http", era="stateless",
         action="store_true",

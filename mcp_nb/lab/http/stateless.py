@@ -210,6 +210,11 @@ class StatelessEndpoint:
             return  # the client left first
         if stream.finished and stream.pushed == 1:
             response = stream.messages[0]
+            if self.knobs.discover_without_cache_hints and isinstance(
+                    response.get("result"), dict) and "supportedVersions" in response["result"]:
+                # server/discover's result, its required ttlMs and cacheScope left out (a fault).
+                response = {**response, "result": {k: v for k, v in response["result"].items()
+                                                   if k not in ("ttlMs", "cacheScope")}}
             await connection.respond(http_status(response), encode_message(response))
             return
         await write_stream(connection, stream, 0, first=b"",
