@@ -39,6 +39,7 @@ async def checkup(*flags: str, path: str = "/mcp") -> Report:
 HTTP_KNOBS = {
     ("--no-origin-check",): {"http.origin": "fail"},
     ("--notifications-200",): {"http.notification-202": "fail"},
+    ("--html-for-json-accept",): {"http.request-answer": "fail"},
     ("--counter-session-ids",): {"http.session-id-unguessable": "warn"},  # a SHOULD
     ("--repeat-event-ids",): {"http.event-ids": "fail"},
     ("--resume-wrong-stream",): {"http.resumption": "fail"},

@@ -295,6 +295,12 @@ class Knobs:
         "header is missing or disagrees with the body; breaks the rule that such requests MUST "
         "be refused with 400 and error -32020 (a gateway routing on the header and the server "
         "acting on the body would disagree).")
+    html_for_json_accept: bool = knob(
+        False, "--html-for-json-accept", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="Answer a POSTed request whose Accept lacks text/event-stream with 200 and an "
+        "HTML page; breaks the rule that a request is answered with application/json or "
+        "text/event-stream (refusing it, e.g. 406, would be fine).")
     discover_without_cache_hints: bool = knob(
         False, "--discover-without-cache-hints", group="http", transport="http",
         era="stateless", action="store_true",

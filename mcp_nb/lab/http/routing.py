@@ -230,6 +230,12 @@ class LabHttpServer:
             else:
                 await connection.respond(202)
             return
+        if self.knobs.html_for_json_accept and "text/event-stream" not in request.headers.get(
+                "accept", ""):
+            # An error page where JSON or an SSE stream is due (as a proxy in front might).
+            await connection.respond(200, b"<html><body>Use an MCP client</body></html>",
+                                     content_type="text/html")
+            return
         stream = session.streams.open(message["id"])
         token = current_stream.set(stream)
         try:
