@@ -52,7 +52,8 @@ class SpecRule:
 @dataclass(frozen=True)
 class Check:
     id: str
-    #: lifecycle, capabilities, tools, lists, stateless, jsonrpc, http.
+    #: lifecycle, capabilities, tools, lists, resources, prompts, completion, logging,
+    #: stateless, jsonrpc, http.
     area: str
     title: str
     rule: SpecRule
@@ -180,6 +181,15 @@ _CHECK_LIST = (
                 "The server SHOULD NOT send requests other than pings and logging before "
                 "receiving the initialized notification."),
           "Wait for notifications/initialized before sending the client requests."),
+    Check("lifecycle.shutdown", "lifecycle", "stdio: the server exits when its stdin closes",
+          _rule(_R, "basic/lifecycle#stdio", "SHOULD",
+                "For the stdio transport, the client SHOULD initiate shutdown by: First, "
+                "closing the input stream to the child process (the server); Waiting for the "
+                "server to exit, or sending SIGTERM if the server does not exit within a "
+                "reasonable time … (No sentence obliges the server itself: exiting at EOF is "
+                "what this sequence waits for, so a server that needs SIGTERM only warns.)"),
+          "Exit when stdin reaches EOF (finish or cancel in-flight work first) instead of "
+          "waiting for a signal."),
     *(Check(f"capabilities.{name}", "capabilities", f"{name}: declared ⇔ {method} served",
             _rule(_R, f"server/{name}#capabilities", "MUST",
                   f"Servers that support {name} MUST declare the `{name}` capability."),
@@ -187,6 +197,21 @@ _CHECK_LIST = (
             f"with -32601 (method not found) otherwise.")
       for name, method in (("tools", "tools/list"), ("resources", "resources/list"),
                            ("prompts", "prompts/list"))),
+    Check("capabilities.completions", "capabilities",
+          "completions: declared ⇔ completion/complete served",
+          _rule(_R, "server/utilities/completion#capabilities", "MUST",
+                "Servers that support completions MUST declare the `completions` capability."),
+          "Declare completions exactly when you serve completion/complete; answer it with "
+          "-32601 (method not found) otherwise."),
+    Check("capabilities.logging", "capabilities",
+          "logging: declared ⇔ logging/setLevel served (every level), no log undeclared",
+          _rule(_R, "server/utilities/logging#capabilities", "MUST",
+                "Servers that emit log message notifications MUST declare the `logging` "
+                "capability. (basic/lifecycle#operation: both parties MUST only use "
+                "capabilities that were successfully negotiated.)"),
+          "Declare logging when you send notifications/message, and then accept "
+          "logging/setLevel with each of the eight RFC 5424 levels; otherwise answer it "
+          "with -32601."),
     Check("tools.names", "tools", "tool names follow the naming rules",
           _rule(_R, "server/tools#tool-names", "SHOULD",
                 "Tool names SHOULD be between 1 and 128 characters in length (inclusive). "
@@ -215,10 +240,94 @@ _CHECK_LIST = (
                 "\"the source of truth for all protocol messages and structures\", basic#schema: "
                 "no sentence says MUST, but a Tool that breaks it is not an MCP Tool.)"),
           "Send annotations as an object whose hints are booleans and title a string."),
+    Check("tools.input-errors", "tools", "arguments breaking inputSchema get an isError result",
+          _rule(_R, "server/tools#error-handling", "SHOULD",
+                "Tool Execution Errors: Reported in tool results with isError: true: … Input "
+                "validation errors (e.g., date in wrong format, value out of range) … "
+                "(changelog: \"Clarify that input validation errors should be returned as Tool "
+                "Execution Errors rather than Protocol Errors to enable model "
+                "self-correction\": no MUST, so at most a SHOULD.)"),
+          "Answer arguments that break the inputSchema with a result {isError: true} saying "
+          "what is wrong, so the model can retry."),
+    Check("tools.unknown-tool", "tools", "an unknown tool name gets a JSON-RPC error",
+          _rule(_R, "server/tools#error-handling", "SHOULD",
+                "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools … "
+                "Example protocol error: {\"code\": -32602, \"message\": \"Unknown tool: "
+                "invalid_tool_name\"} (The sentence carries no MUST or SHOULD: a deviation "
+                "only warns.)"),
+          "Answer tools/call for a name you do not list with a JSON-RPC error (-32602 "
+          "\"Unknown tool\"), not a result."),
+    Check("tools.progress", "tools", "progress echoes the token and increases",
+          _rule(_R, "basic/utilities/progress#progress-flow", "MUST",
+                "The progress value MUST increase with each notification, even if the total "
+                "is unknown. … Progress notifications MUST only reference tokens that: Were "
+                "provided in an active request; Are associated with an in-progress operation"),
+          "Send notifications/progress with the request's own progressToken and a progress "
+          "value larger than the last one."),
+    Check("tools.cancellation", "tools", "a cancelled call is not answered",
+          _rule(_R, "basic/utilities/cancellation#behavior-requirements", "SHOULD",
+                "Receivers of cancellation notifications SHOULD: Stop processing the cancelled "
+                "request; Free associated resources; Not send a response for the cancelled "
+                "request"),
+          "On notifications/cancelled stop the request's work and send no response for it."),
     Check("lists.pagination", "lists", "nextCursor round-trips",
           _rule(_R, "server/utilities/pagination#implementation-guidelines", "SHOULD",
                 "Servers SHOULD: Provide stable cursors; Handle invalid cursors gracefully."),
           "Make every nextCursor you hand out fetch the next page when sent back as cursor."),
+    Check("resources.uris", "resources", "resource URIs are RFC 3986 URIs, mimeType a string",
+          _rule(_R, "server/resources#custom-uri-schemes", "MUST",
+                "Custom URI schemes MUST be in accordance with RFC3986, taking the above "
+                "guidance in to account. (schema: Resource.uri is @format uri; mimeType?: "
+                "string.)"),
+          "List resources under absolute URIs (scheme:rest, spaces and other characters "
+          "outside RFC 3986 percent-encoded) and give mimeType as a string."),
+    Check("resources.read", "resources", "resources/read of a listed resource answers it",
+          _rule(_R, "schema#readresourceresult", "MUST",
+                "ReadResourceResult: contents: (TextResourceContents | "
+                "BlobResourceContents)[]; ResourceContents: uri: string (The URI of this "
+                "resource.); text: string or blob: string. (A content under another uri than "
+                "the one read only warns: no sentence says they must be equal.)"),
+          "Answer resources/read with contents [{uri: the URI read, text or blob: a "
+          "string}]."),
+    Check("resources.templates", "resources", "resource templates are RFC 6570 URI templates",
+          _rule(_R, "schema#resourcetemplate", "MUST",
+                "uriTemplate: string: A URI template (according to RFC 6570) that can be used "
+                "to construct resource URIs. @format uri-template"),
+          "Write uriTemplate in RFC 6570 syntax: literals and {expressions} such as "
+          "file:///{path} or {+base}{?q,page}."),
+    Check("resources.subscribe", "resources",
+          "resources.subscribe declared ⇒ subscribe and unsubscribe work",
+          _rule(_R, "schema#servercapabilities", "MUST",
+                "resources: { subscribe?: boolean (Whether this server supports subscribing "
+                "to resource updates.) } (A declaration the server then refuses is a false "
+                "capability: clients rely on what was negotiated.)"),
+          "Serve resources/subscribe and resources/unsubscribe (an empty result) when you "
+          "declare resources.subscribe; leave it out otherwise."),
+    Check("prompts.arguments", "prompts", "prompt arguments well-formed",
+          _rule(_R, "schema#promptargument", "MUST",
+                "PromptArgument extends BaseMetadata: name: string; description?: string; "
+                "required?: boolean (Whether this argument must be provided.)"),
+          "List each prompt's arguments as objects with a string name and, if given, a "
+          "boolean required."),
+    Check("prompts.get", "prompts", "prompts/get answers messages with valid roles and content",
+          _rule(_R, "schema#promptmessage", "MUST",
+                "PromptMessage: role: Role; content: ContentBlock. Role = \"user\" | "
+                "\"assistant\". (server/prompts: role: Either \"user\" or \"assistant\" to "
+                "indicate the speaker.)"),
+          "Answer prompts/get with messages [{role: \"user\" or \"assistant\", content: a "
+          "text, image, audio, resource_link or resource block}]."),
+    Check("completion.result", "completion", "completion/complete answers the result's shape",
+          _rule(_R, "schema#completeresult", "MUST",
+                "CompleteResult: completion: { values: string[] (An array of completion "
+                "values. Must not exceed 100 items.); total?: number; hasMore?: boolean }"),
+          "Answer completion/complete with completion {values: at most 100 strings, total: a "
+          "number, hasMore: a boolean}."),
+    Check("logging.invalid-level", "logging", "logging/setLevel refuses an invalid level (-32602)",
+          _rule(_R, "server/utilities/logging#error-handling", "SHOULD",
+                "Servers SHOULD return standard JSON-RPC errors for common failure cases: "
+                "Invalid log level: -32602 (Invalid params)"),
+          "Answer logging/setLevel with a level outside the eight RFC 5424 names with error "
+          "-32602."),
     Check("jsonrpc.ids", "jsonrpc", "responses echo request ids, one response per request",
           _rule(_R, "basic#result-responses", "MUST",
                 "Result responses MUST include the same ID as the request they correspond "
@@ -237,6 +346,13 @@ _CHECK_LIST = (
                 "The server MUST NOT write anything to its stdout that is not a valid MCP "
                 "message."),
           "Send logs to stderr (or notifications/message), never to stdout."),
+    Check("jsonrpc.batch", "jsonrpc", "a batch is not answered with a batch (stdio, 2025-06-18+)",
+          _rule(_R, "basic/transports#stdio", "MUST",
+                "Messages are individual JSON-RPC requests, notifications, or responses. … The "
+                "server MUST NOT write anything to its stdout that is not a valid MCP message. "
+                "(2025-06-18 changelog: Remove support for JSON-RPC batching.)"),
+          "Treat a JSON array as an invalid message (answer -32600, or nothing); never write "
+          "an array of responses."),
     Check("stateless.unsupported-version", "stateless",
           "an unsupported version gets -32022 with the supported list",
           _rule("2026-07-28", "basic/versioning#protocol-version-negotiation", "MUST",

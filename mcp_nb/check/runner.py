@@ -39,6 +39,7 @@ from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
 from .apps_rules import check_apps
+from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks
 from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
 from .stateless_rules import judge_stateless
@@ -150,7 +151,7 @@ def _schema_problem(schema: Any) -> str | None:
     return None
 
 
-class _Checkup:
+class _Checkup(FeatureChecks):
     def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float) -> None:
         self.target = target
         self.new_session = _factory(target, timeout)
@@ -212,6 +213,8 @@ class _Checkup:
             self.jsonrpc()
             if connect_error is None:
                 judge_stateless(self, main)
+        # Every session is closed now: how each stdio server took its stdin closing is known.
+        self.shutdown()
         if self.authorization_required:
             # The sessions were refused at the door: what they saw (the 401's error body, a
             # failed handshake) says nothing about the protocol behind it.
@@ -245,7 +248,7 @@ class _Checkup:
         # opens is entered and left here (its transcript and findings stay readable after).
         handshake_checks = ["lifecycle.initialize-result", "lifecycle.version-answer",
                             "lifecycle.unknown-version", "lifecycle.ping",
-                            "lifecycle.requests-before-initialized"]
+                            "lifecycle.requests-before-initialized", *HANDSHAKE_FEATURE_CHECKS]
         if connect_error is not None or main.era is not Era.STATELESS:
             await self.handshake_lifecycle(main, "main", connect_error)
             return
@@ -284,6 +287,11 @@ class _Checkup:
         async with anyio.create_task_group() as group:
             group.start_soon(self.unknown_version)
             self.handshake(session, name, connect_error)
+            if connect_error is None and session.era is Era.HANDSHAKE:
+                group.start_soon(self.handshake_features, session, name)
+            else:
+                self.skip(HANDSHAKE_FEATURE_CHECKS, "no handshake-era session to use: "
+                          f"{connect_error}")
             if connect_error is None and session.era is Era.HANDSHAKE:
                 answer, evidence = await self.exchange(session, name, "ping")
                 if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
@@ -424,11 +432,13 @@ class _Checkup:
                 group.start_soon(one, capability)
         self.pagination(pages)
         await self.stateless(main)
-        if "tools" in listed:
-            await self.tools(main, listed["tools"])
-        else:
-            self.skip(["tools.names", "tools.input-schema", "tools.output-schema",
-                       "tools.annotations"], "the server lists no tools")
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.protocol_features, main, listed)
+            if "tools" in listed:
+                group.start_soon(self.tools, main, listed["tools"])
+            else:
+                self.skip(["tools.names", "tools.input-schema", "tools.output-schema",
+                           "tools.annotations", *TOOL_CALL_CHECKS], "the server lists no tools")
 
     async def stateless(self, main: ClientSession) -> None:
         """The 2026-07-28 rules a stateless-era main session can observe."""
@@ -541,6 +551,7 @@ class _Checkup:
                      "; ".join(problems[:5]) or f"{len(annotated)} tool(s) annotated well",
                      evidence)
         await self.output_schemas(main, tools, evidence)
+        await self.tool_calls(main, tools)
 
     async def output_schemas(self, main: ClientSession, tools: list[dict[str, Any]],
                              evidence: list[dict[str, Any]]) -> None:
@@ -589,6 +600,39 @@ class _Checkup:
                      "not checked: " + ("; ".join(notes) if notes else
                                         "no call allowed (--call-tools)"), evidence)
 
+    def shutdown(self) -> None:
+        """lifecycle.shutdown, from how each stdio server the checkup closed took it."""
+        check = "lifecycle.shutdown"
+        if _is_url(self.target):
+            self.skip([check], "HTTP: shutdown is closing the connections (no process to watch)")
+            return
+        closed = [(name, session) for name, session in self.sessions
+                  if session is not self.target and session.transport.kind == "stdio"
+                  and any(e.kind == "stdin closed" for e in session.transport_events)]
+        if not closed:
+            self.skip([check], "no stdio server was left running for the checkup to close "
+                      "(an open session is yours to close)")
+            return
+
+        def evidence(name: str, session: ClientSession) -> list[dict[str, Any]]:
+            return [{"session": name, "finding": f"transport: {e.kind}",
+                     "message": {"event": e.kind, "detail": e.detail, **e.data}}
+                    for e in session.transport_events
+                    if e.kind in ("stdin closed", "SIGTERM", "SIGKILL", "exited")]
+
+        stubborn = [(n, s) for n, s in closed if any(e.kind == "SIGTERM"
+                                                     for e in s.transport_events)]
+        if stubborn:
+            name, session = stubborn[0]
+            # The transport's grace is the spec's "reasonable time" (2 s by default).
+            grace = getattr(session.transport, "stdin_close_grace", "a few ")
+            self.put(check, "fail", f"{len(stubborn)} of {len(closed)} server(s) still ran "
+                     f"{grace}s after their stdin closed and needed SIGTERM",
+                     evidence(name, session))
+        else:
+            self.put(check, "pass", f"{len(closed)} server(s) exited after their stdin closed",
+                     [e for n, s in closed[:2] for e in evidence(n, s)])
+
     # -- JSON-RPC hygiene (over every session's transcript and findings) ------------------
 
     def jsonrpc(self) -> None:
@@ -613,8 +657,10 @@ class _Checkup:
         self.put("jsonrpc.error-codes", "fail" if bad else "pass",
                  f"{len(bad)} error(s) with a code outside the rules" if bad else
                  "every error code is an integer in an allowed range", bad[:5])
+        # The server's side only: a client-side finding is the server saying the checkup sent
+        # something invalid (the batch probe does, on purpose).
         garbage = [(n, f) for n, s in self.sessions for f in s.findings
-                   if f.rule.id in ERA_MESSAGE_RULES]
+                   if f.rule.id in ERA_MESSAGE_RULES and f.side == "server"]
         self.put("jsonrpc.messages", "fail" if garbage else "pass",
                  garbage[0][1].detail if garbage else "every message received was valid",
                  [{"session": n, "finding": f.rule.id, "message": f.evidence}

@@ -62,6 +62,14 @@ class FaultSeam:
             del result["resultType"]
         return result
 
+    def breaks(self, fault: str) -> bool:
+        """--feature-fault: True if this session is to break the feature rule ``fault``.
+
+        The features ask at the one place each rule is kept (a listing, an answer), so the
+        well-behaved code path stays the default and the fault is one visible branch.
+        """
+        return fault in self.knobs.feature_faults
+
     def after_initialize(self, premature_request: Callable[[], Awaitable[None]],
                          spawn: Callable[[Awaitable[None]], Any]) -> None:
         """--request-before-initialized: ask the client something before it is ready."""

@@ -27,6 +27,12 @@ CAPABILITY_NAMES: tuple[str, ...] = ("tools", "resources", "prompts", "logging",
 #: What ``--app-fault`` accepts: one misbehaviour of the lab's MCP App each.
 APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "no-initialized",
                                "model-only-call", "undeclared-fetch", "size-flood")
+#: What ``--feature-fault`` accepts: one broken rule of a server feature each (the checkup's
+#: protocol-feature checks are calibrated on them).
+FEATURE_FAULTS: tuple[str, ...] = (
+    "bad-resource-uri", "wrong-read-uri", "bad-uri-template", "no-subscribe", "bad-prompt-role",
+    "bad-prompt-arguments", "bad-completion", "loose-log-level", "arguments-as-protocol-error",
+    "bad-progress", "answer-batches", "unknown-tool-result")
 #: What ``--era`` accepts: serve the handshake era, the stateless era, or both (dual-era).
 ERAS: tuple[str, ...] = ("handshake", "stateless", "both")
 
@@ -214,6 +220,22 @@ class Knobs:
         "model-only-call (the View calls clock_reset, visibility model only: the host MUST "
         "reject it), undeclared-fetch (the View fetches an origin its CSP does not declare: "
         "the host MUST block it), size-flood (500 ui/notifications/size-changed at once).")
+    feature_faults: frozenset[str] = knob(
+        frozenset(), "--feature-fault", metavar="FAULT", action="append",
+        choices=FEATURE_FAULTS, convert=frozenset,
+        help="Break one rule of a server feature (repeatable): bad-resource-uri (list a "
+        "resource whose uri is not an RFC 3986 URI), wrong-read-uri (resources/read answers "
+        "contents under another uri), bad-uri-template (a template that is not RFC 6570), "
+        "no-subscribe (declare resources.subscribe but refuse resources/subscribe with -32601), "
+        "bad-prompt-role (prompts/get answers a message with role 'system'), "
+        "bad-prompt-arguments (a prompt argument's required is the string 'yes'), "
+        "bad-completion (completion.total is a string), loose-log-level (logging/setLevel "
+        "accepts any level instead of -32602), arguments-as-protocol-error (arguments that "
+        "break a tool's inputSchema get a -32602 error instead of an isError result), "
+        "bad-progress (slow repeats one progress value: progress MUST increase), "
+        "answer-batches (answer a JSON array of requests with an array of responses, as only "
+        "2025-03-26 allowed), unknown-tool-result (tools/call of an unknown tool gets a result "
+        "with isError instead of a JSON-RPC error).")
     # Stateless era
     stateless_versions: tuple[str, ...] = knob(
         STATELESS_VERSIONS, "--stateless-versions", group="stateless", era="stateless",

@@ -99,7 +99,32 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
             self._reply_later(None, RpcError(PARSE_ERROR, f"Parse error: {exc}"))
             return
+        if isinstance(message, list) and message and self.faults.breaks("answer-batches"):
+            self._spawn(self._answer_batch(message))
+            return
         self.receive(message)
+
+    async def _answer_batch(self, batch: list[Any]) -> None:
+        """--feature-fault answer-batches: a JSON array answered by one, as in 2025-03-26 only.
+
+        Since 2025-06-18 a message is one request, notification or response; an array is
+        not an MCP message at all, so a server that writes one breaks the stdio rule.
+        """
+        responses: list[Message] = []
+        for item in batch:
+            if not (isinstance(item, dict) and isinstance(item.get("method"), str)
+                    and is_request_id(item.get("id"))):
+                continue
+            params = item.get("params") if isinstance(item.get("params"), dict) else {}
+            request = Request(item["id"], item["method"], params,
+                              self._is_stateless(item["method"], params))
+            response: Message = {"jsonrpc": "2.0", "id": request.id}
+            try:
+                response["result"] = await self._dispatch(request)
+            except RpcError as exc:
+                response["error"] = exc.to_wire()
+            responses.append(response)
+        self._send(responses)  # type: ignore[arg-type]  # the fault: an array on the wire
 
     def receive(self, message: object) -> asyncio.Task[Any] | None:
         """Route one decoded message: request, notification or response.

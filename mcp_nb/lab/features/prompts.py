@@ -22,7 +22,11 @@ class Prompts(SessionBase):
     async def _prompts_list(self, request: Request) -> Message:
         refuse_cursor(request)
         bonus = [self.catalogue.bonus.prompt] if self._bonus else []
-        return {"prompts": [*self.catalogue.prompts, *bonus]}
+        prompts = [*self.catalogue.prompts, *bonus]
+        if self.faults.breaks("bad-prompt-arguments"):  # PromptArgument.required is a boolean
+            prompts = [{**p, "arguments": [{**a, "required": "yes"} for a in p["arguments"]]}
+                       if "arguments" in p else p for p in prompts]
+        return {"prompts": prompts}
 
     async def _prompts_get(self, request: Request) -> Message:
         name = request.param("name", str)
@@ -49,7 +53,8 @@ class Prompts(SessionBase):
             "description": f"A {style} greeting for {who}",
             "messages": [
                 {
-                    "role": "user",
+                    # Role is "user" or "assistant": "system" is a common mix-up.
+                    "role": "system" if self.faults.breaks("bad-prompt-role") else "user",
                     "content": {
                         "type": "text",
                         "text": f"Please write a {style} greeting for {who}.",
@@ -72,4 +77,7 @@ class Prompts(SessionBase):
         else:
             raise RpcError(INVALID_PARAMS, f"Invalid params: nothing to complete for {ref!r}")
         values = [value for value in candidates if value.startswith(prefix)]
-        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
+        total: int | str = len(values)
+        if self.faults.breaks("bad-completion"):  # completion.total is a number
+            total = str(total)
+        return {"completion": {"values": values, "total": total, "hasMore": False}}

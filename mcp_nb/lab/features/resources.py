@@ -15,7 +15,7 @@ from mcp_nb.lab.content import (
 )
 from mcp_nb.lab.features.base import BOTH_ERAS, HANDSHAKE, Routes, SessionBase
 from mcp_nb.lab.rpc import Message, Request, RpcError, refuse_cursor
-from mcp_nb.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from mcp_nb.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 
 
 class Resources(SessionBase):
@@ -32,11 +32,16 @@ class Resources(SessionBase):
     async def _resources_list(self, request: Request) -> Message:
         refuse_cursor(request)
         bonus = [self.catalogue.bonus.resource] if self._bonus else []
+        if self.faults.breaks("bad-resource-uri"):  # a space: not an RFC 3986 URI
+            bonus.append({"uri": "lab://bad uri", "name": "bad uri", "mimeType": "text/plain"})
         return {"resources": [*self.catalogue.resources, *bonus]}
 
     async def _templates_list(self, request: Request) -> Message:
         refuse_cursor(request)
-        return {"resourceTemplates": list(self.catalogue.templates)}
+        templates = list(self.catalogue.templates)
+        if self.faults.breaks("bad-uri-template"):  # an expression never closed: not RFC 6570
+            templates = [{**t, "uriTemplate": t["uriTemplate"].rstrip("}")} for t in templates]
+        return {"resourceTemplates": templates}
 
     def _resource_text(self, uri: str) -> str | None:
         """The resource's text, or None if there is no such resource."""
@@ -68,9 +73,13 @@ class Resources(SessionBase):
 
     async def _resources_read(self, request: Request) -> Message:
         uri, text = self._existing_resource(request)
+        if self.faults.breaks("wrong-read-uri"):
+            uri += "/elsewhere"
         return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}
 
     async def _subscribe(self, request: Request) -> Message:
+        if self.faults.breaks("no-subscribe"):  # while resources.subscribe stays declared
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: resources/subscribe")
         uri, _ = self._existing_resource(request)  # only existing resources can be subscribed to
         self._subscriptions.add(uri)
         return {}

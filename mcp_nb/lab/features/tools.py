@@ -91,6 +91,8 @@ class Tools(SessionBase):
         tool = self.catalogue.tools.get(name)
         if tool is None and self._bonus and name == BONUS:
             tool = self.catalogue.bonus.tool
+        if tool is None and self.faults.breaks("unknown-tool-result"):
+            return self.tool_result(f"Unknown tool: {name}", is_error=True)
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
         if request.stateless and tool.asks is not None:
@@ -103,6 +105,8 @@ class Tools(SessionBase):
                 check_arguments(tool.input_schema, arguments), request
             )
         except ToolFailure as exc:
+            if self.faults.breaks("arguments-as-protocol-error"):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
             return self.tool_result(str(exc), is_error=True)
 
     def tool_result(
@@ -135,7 +139,8 @@ class Tools(SessionBase):
                         "notifications/progress",
                         {
                             "progressToken": token,
-                            "progress": step,
+                            # --feature-fault bad-progress: a value that does not increase.
+                            "progress": 1 if self.faults.breaks("bad-progress") else step,
                             "total": steps,
                             "message": f"step {step} of {steps}",
                         },
