@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+from ..i18n import _
 from ..protocol.observers import Observers
 from .csp import SandboxPolicy
 from .lifecycle import AppEvent, AppLifecycle, AppState
@@ -272,7 +273,7 @@ class AppHost:
         """Step mode: send ``ui/notifications/tool-input`` now."""
         self._require_addressable("tool-input")
         if self.arguments is None:
-            raise ValueError("the tool's arguments are not known yet")
+            raise ValueError(_("the tool's arguments are not known yet"))
         self.lifecycle.fire(AppEvent.TOOL_INPUT)
         return [self._send(_notification("ui/notifications/tool-input",
                                          {"arguments": self.arguments}))]
@@ -281,14 +282,15 @@ class AppHost:
         """Step mode: send ``tool-result`` (or ``tool-cancelled``) now."""
         self._require_addressable("tool-result")
         if self.state is not AppState.INPUT_SENT:
-            raise ValueError(f"cannot send tool-result while the App is {self.state}: "
-                             "tool-input is required before it, and it is sent once")
+            raise ValueError(_("cannot send tool-result while the App is {state}: tool-input "
+                               "is required before it, and it is sent once").format(
+                state=self.state))
         if self.cancelled is not None:
             self.lifecycle.fire(AppEvent.TOOL_CANCELLED, self.cancelled)
             return [self._send(_notification("ui/notifications/tool-cancelled",
                                              {"reason": self.cancelled}))]
         if self.result is None:
-            raise ValueError("the tool call has not completed yet")
+            raise ValueError(_("the tool call has not completed yet"))
         self.lifecycle.fire(AppEvent.TOOL_RESULT)
         return [self._send(_notification("ui/notifications/tool-result", self.result))]
 
@@ -374,9 +376,9 @@ class AppHost:
 
     def _require_addressable(self, what: str) -> None:
         if not self.lifecycle.addressable:
-            raise ValueError(f"cannot send {what} while the App is {self.state}: the host "
-                             "MUST NOT send the View anything before ui/notifications/"
-                             "initialized")
+            raise ValueError(_("cannot send {what} while the App is {state}: the host MUST NOT "
+                               "send the View anything before ui/notifications/initialized"
+                               ).format(what=what, state=self.state))
 
     def _deliver(self) -> list[Action]:
         """Send whatever is due and allowed: input first (at most once), then the outcome."""
