@@ -213,6 +213,11 @@ def test_evidence_of_an_open_session_opens_its_transcript_at_the_entry(mcp, caps
     assert transcript is not None and transcript._session is hosted.session
     assert f"<td>{seq}</td>" in transcript.table.value  # its page, not the last one
     assert transcript.page < len(hosted.session.transcript.entries) // transcript.page_size
+    transcript.page = -1  # the person pages away; the button brings the entry back
+    transcript.flush()
+    assert f"<td>{seq}</td>" not in transcript.table.value
+    ping.button.click()
+    assert ping.transcript is transcript and f"<td>{seq}</td>" in transcript.table.value
 
 
 def test_a_hostile_server_stays_escaped_in_the_widget(mcp) -> None:

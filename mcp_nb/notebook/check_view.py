@@ -110,10 +110,12 @@ class EvidenceItem(w.VBox):
                      "entries only)").format(seq=self.item["seq"])
             self.children = [w.HTML(f"<p>{render.esc(note)}</p>"), self.json]
             return
-        view = TranscriptView(self._session)
+        # One view per entry (each view follows the live transcript): a second click
+        # turns it back to the entry's page.
+        view = self.transcript = self.transcript or TranscriptView(self._session)
+        view.direction.value, view.method.value = "", ""
         view.page = seqs.index(self.item["seq"]) // view.page_size
         view.flush()
-        self.transcript = view
         self.children = [self.json, view]
 
 
