@@ -99,7 +99,8 @@ def _output_text(output: dict[str, Any]) -> str:
 
 def _servers_from_notebooks() -> set[int]:
     """Live server processes started by notebook kernels: lab servers whose working
-    directory is notebooks/ or notebooks/zh/, and the hand-written server of 09_your_own_server."""
+    directory is notebooks/ or notebooks/zh/, and the hand-written servers of 09_your_own_server
+    and 17_server_checkup."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -110,7 +111,8 @@ def _servers_from_notebooks() -> set[int]:
         except OSError:  # gone meanwhile, or not ours to look at
             continue
         command = b" ".join(argv)
-        if (b"mcp_nb.lab" in command and cwd in (NOTEBOOKS, ZH)) or b"my_server.py" in command:
+        if ((b"mcp_nb.lab" in command and cwd in (NOTEBOOKS, ZH)) or b"my_server.py" in command
+                or b"scratch_17/" in command):
             found.add(int(entry.name))
     return found
 
