@@ -226,7 +226,7 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
         why = "the server asks for authorization (401): only its metadata was checked"
         checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
         checkup.authorization_required = True
-        from .auth_rules import check_authorization  # only a protected server needs it
+        from .auth_rules import check_authorization  # it builds on Answer and Recorder here
 
         await check_authorization(checkup, client, probe.url, plain)
         return
@@ -315,7 +315,7 @@ def _request_answers(checkup: Recorder, answers: list[Answer], narrow: Answer) -
     met (the Accept rule itself binds the client: the server is free to refuse or serve)."""
     bad = [a for a in [*answers, narrow] if 200 <= a.status < 300
            and a.content_type not in ("application/json", "text/event-stream")]
-    if narrow.status == 406 or narrow.status >= 400:
+    if narrow.status >= 400:
         met = f"refused with {narrow.status}"
     else:
         met = f"answered {narrow.status} {narrow.content_type or '(no content type)'}"
