@@ -3,7 +3,9 @@
     python scripts/i18n.py            # extract _() messages, update the catalogs, compile .mo
     python scripts/i18n.py --check    # exit 1 and list what a catalog lacks or what is stale
 
-Messages are the English texts passed to ``mcp_nb.i18n._`` anywhere in the package.
+Messages are the English texts passed to ``mcp_nb.i18n._`` (or marked with ``N_``) anywhere in
+the package: every layer, from the protocol core's and the transports' errors to the notebook's
+widgets; the MCP App frame's script gets its few words from Python (``AppFrame.labels``).
 Updating keeps every translation whose English text is still used, adds new texts with
 an empty translation (to be written by hand in the .po file) and drops texts no longer
 used.  The .mo files are what gettext reads at run time; they are committed, compiled
