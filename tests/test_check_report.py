@@ -306,3 +306,24 @@ def test_mcp_check_names_an_mcpservers_entry(mcp, tmp_path: Path) -> None:
         mcp("check remote --config {servers}")
     with pytest.raises(Exception, match="one mcpServers entry's name"):
         mcp("check --config {servers}")
+
+
+@pytest.mark.anyio
+async def test_an_http_entry_with_headers_is_checked_as_one_open_session_with_them() -> None:
+    from http_support import lab_server
+
+    with lab_server("--require-header", "Authorization: Bearer s3cret") as server:
+        entry = server_entry({"mcpServers": {"web": {
+            "url": server.ready_text, "headers": {"Authorization": "Bearer s3cret"}}}}, "web")
+        report = await run_entry_checkup(entry, timeout=TIMEOUT)
+        bare = await run_checkup(server.ready_text, timeout=TIMEOUT)
+    # With the header the session gets in and its checks run; without it only the 401's
+    # authorization metadata could be looked at.
+    assert report.result("tools.input-schema").outcome == "pass"
+    assert bare.result("tools.input-schema").outcome == "not-applicable"
+    assert report.exit_status == 0, report.failed
+    # What needs a new connection did not run, and the report says why.
+    assert report.result("http.origin").outcome == "not-applicable"
+    assert report.target.endswith("(headers Authorization: checked as one open session, since "
+                                  "the raw HTTP probes and extra sessions cannot carry headers)")
+    assert "s3cret" not in to_json(report)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 
+from ..protocol.errors import McpError
 from .diff import diff_html, diff_reports, diff_text
 from .output import html_report, junit_xml, text_summary, to_json
 from .runner import run_checkup
@@ -76,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:
             parser.error(f"{args.config}: {exc}")
-        report = anyio.run(lambda: run_entry_checkup(entry, call_tools=args.call_tools,
-                                                     timeout=args.timeout))
+        try:
+            report = anyio.run(lambda: run_entry_checkup(entry, call_tools=args.call_tools,
+                                                         timeout=args.timeout))
+        except McpError as exc:  # an entry with headers is checked as a session opened first
+            parser.exit(2, f"{parser.prog}: {args.target[0]}: could not connect: {exc}\n")
     else:
         target = args.target[0] if len(args.target) == 1 else args.target
         report = anyio.run(lambda: run_checkup(target, call_tools=args.call_tools,

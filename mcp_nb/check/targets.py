@@ -9,11 +9,13 @@ working directory and headers::
     report = await run_entry_checkup(entry, call_tools="all")
 
 What the checkup cannot do with an entry, said where it shows (the report's target):
-the raw Streamable HTTP probes (the ``http.*`` checks) are plain requests sent without
-the entry's headers, so a server that wants a token answers them 401 and those checks
-say "not applicable"; an entry's ``"auth"`` (OAuth) is refused, since the checkup runs
-no authorization flow: connect with ``%mcp connect NAME --config FILE`` and check the
-open session with ``%mcp check --session NAME``.
+the runner's raw Streamable HTTP probes and its extra sessions (the unknown version
+offered, the ``http.*`` and ``auth.*`` checks) cannot carry headers, so an entry with
+``"headers"`` (a token, most often) is checked as one open session made with them: only
+the checks that need no new connection run, and the report says so.  An entry's
+``"auth"`` (OAuth) is refused, since the checkup runs no authorization flow: connect with
+``%mcp connect NAME --config FILE`` and check the open session with ``%mcp check
+--session NAME``.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ class ServerEntry:
         if self.url is not None:
             shown = f"{self.name}: {self.url}"
             if self.headers:
-                shown += (f" (headers {', '.join(sorted(self.headers))} on the sessions, not on "
-                          "the raw HTTP probes)")
+                shown += (f" (headers {', '.join(sorted(self.headers))}: checked as one open "
+                          "session, since the raw HTTP probes and extra sessions cannot carry "
+                          "headers)")
             return shown
         shown = f"{self.name}: {shlex.join(self.command)}"
         if self.env:
@@ -109,26 +112,35 @@ def server_entry(config: Mapping[str, Any], name: str | None) -> ServerEntry:
                        cwd=None if entry.get("cwd") is None else str(entry["cwd"]))
 
 
-def _sessions(entry: ServerEntry, timeout: float) -> Callable[[], ClientSession]:
-    if entry.url is not None:
-        url, headers = entry.url, entry.headers
-        return lambda: ClientSession(http_transport(url, headers=headers), timeout=timeout,
-                                     probe_timeout=timeout)
+def _stdio_sessions(entry: ServerEntry, timeout: float, *,
+                    apps: bool = False) -> Callable[[], ClientSession]:
     command, env, cwd = entry.command, entry.env, entry.cwd
     return lambda: ClientSession(StdioTransport(command, env=env, cwd=cwd), timeout=timeout,
-                                 probe_timeout=timeout)
+                                 probe_timeout=timeout, apps=apps)
 
 
 async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[str] = (),
                             timeout: float = 10.0) -> Report:
-    """Run the checkup on an mcpServers entry, with its env, cwd and headers."""
-    if not (entry.env or entry.cwd or entry.headers):
-        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout)
-    else:
-        # run_checkup takes a bare URL or argv; this hook gives the runner's checkup the
-        # entry's own sessions instead (its one factory of new connections).
+    """Run the checkup on an mcpServers entry, with its env, cwd and headers.
+
+    Raises :class:`~mcp_nb.protocol.errors.McpError` when an entry with headers cannot
+    be connected to (it is checked as an open session, which must open first).
+    """
+    if entry.url is not None and entry.headers:
+        session = ClientSession(http_transport(entry.url, headers=entry.headers),
+                                timeout=timeout, probe_timeout=timeout)
+        async with session:
+            await session.connect(era="auto")
+            report = await run_checkup(session, call_tools=call_tools, timeout=timeout)
+    elif entry.env or entry.cwd:
+        # run_checkup takes a bare argv; this hook gives the runner's checkup sessions
+        # spawned with the entry's environment and working directory instead (its
+        # factories of new connections, plain and declaring MCP Apps).
         checkup = _Checkup(entry.target, call_tools, timeout)
-        checkup.new_session = _sessions(entry, timeout)
+        checkup.new_session = _stdio_sessions(entry, timeout)
+        checkup.new_apps_session = _stdio_sessions(entry, timeout, apps=True)
         report = await checkup.run()
+    else:
+        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout)
     report.target = entry.describe()
     return report
