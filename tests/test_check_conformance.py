@@ -10,7 +10,7 @@ failing side of two rules on servers nobody here wrote. docs/checkup.md has the
 same tables ("The conformance suite's server scenarios").
 
 One suite version, the one with the 2026-07-28 scenarios and the session and
-header scenarios: 0.1.16's server scenarios are a subset of its.
+header scenarios: 0.1.16's server scenarios are a subset of its, by name.
 """
 
 from __future__ import annotations
