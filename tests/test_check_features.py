@@ -24,7 +24,7 @@ TIMEOUT = 3.0
 FEATURE_CHECKS = ("lifecycle.shutdown", "capabilities.completions", "capabilities.logging",
                   *TOOL_CALL_CHECKS, "resources.uris", "resources.read", "resources.templates",
                   "resources.subscribe", "prompts.arguments", "prompts.get", "completion.result",
-                  "logging.invalid-level", "jsonrpc.batch")
+                  "logging.invalid-level", "jsonrpc.batch", "lists.list-changed")
 
 
 def verdicts(report: Report) -> dict[str, str]:
@@ -43,8 +43,11 @@ def test_every_feature_check_exists_and_keeps_its_level() -> None:
 async def test_the_healthy_dual_era_lab_passes_every_feature_check() -> None:
     report = await run_checkup(lab_command(), call_tools="all", timeout=TIMEOUT)
     assert verdicts(report) == {}, text_summary(report)
-    for check_id in FEATURE_CHECKS:
+    for check_id in set(FEATURE_CHECKS) - {"lists.list-changed"}:
         assert report.result(check_id).outcome == "pass", (check_id, report.result(check_id))
+    # Declared, but nothing changed a list: the checkup says so rather than pass it.
+    unchanged = report.result("lists.list-changed")
+    assert unchanged.outcome == "not-applicable" and "no list changed" in unchanged.detail
     # The stateless main session could not set a log level or subscribe (2026-07-28 has
     # neither): those ran on the handshake session.
     for check_id in ("capabilities.logging", "resources.subscribe", "jsonrpc.batch"):
@@ -108,6 +111,7 @@ FEATURE_KNOB_MATRIX = {
     ("--feature-fault", "bad-completion"): {"completion.result": "fail"},
     ("--feature-fault", "loose-log-level"): {"logging.invalid-level": "warn"},
     ("--feature-fault", "answer-batches"): {"jsonrpc.batch": "fail"},
+    ("--feature-fault", "undeclared-list-changed"): {"lists.list-changed": "fail"},
 }
 
 
@@ -135,6 +139,18 @@ async def test_the_evidence_shows_what_broke() -> None:
     events = [e["message"]["event"] for e in stubborn.result("lifecycle.shutdown").evidence]
     assert events[:2] == ["stdin closed", "SIGTERM"]
     assert stubborn.exit_status == 0  # a SHOULD: the CI job does not fail
+
+
+async def test_a_list_change_a_tool_call_makes_is_observed() -> None:
+    # toggle_bonus changes all three lists; the handshake-era main session hears of each.
+    report = await run_checkup(lab_command("--list-changes", "--era", "handshake"),
+                               call_tools="all", timeout=TIMEOUT)
+    assert verdicts(report) == {}, text_summary(report)
+    changed = report.result("lists.list-changed")
+    assert changed.outcome == "pass"
+    assert sorted(e["message"]["method"] for e in changed.evidence) == [
+        "notifications/prompts/list_changed", "notifications/resources/list_changed",
+        "notifications/tools/list_changed"]
 
 
 def test_the_knob_table_in_the_docs_lists_every_feature_knob() -> None:

@@ -274,6 +274,13 @@ _CHECK_LIST = (
           _rule(_R, "server/utilities/pagination#implementation-guidelines", "SHOULD",
                 "Servers SHOULD: Provide stable cursors; Handle invalid cursors gracefully."),
           "Make every nextCursor you hand out fetch the next page when sent back as cursor."),
+    Check("lists.list-changed", "lists", "list_changed sent only for lists declared listChanged",
+          _rule(_R, "basic/lifecycle#operation", "MUST",
+                "Both parties MUST: Respect the negotiated protocol version; Only use "
+                "capabilities that were successfully negotiated (server/tools: \"servers that "
+                "declared the listChanged capability SHOULD send a notification\")"),
+          "Declare listChanged on tools, resources or prompts before sending their "
+          "notifications/…/list_changed (and send one whenever that list changes)."),
     Check("resources.uris", "resources", "resource URIs are RFC 3986 URIs, mimeType a string",
           _rule(_R, "server/resources#custom-uri-schemes", "MUST",
                 "Custom URI schemes MUST be in accordance with RFC3986, taking the above "

@@ -211,6 +211,7 @@ class _Checkup(FeatureChecks):
                 if connect_error is None:
                     group.start_soon(check_apps, self, self.new_apps_session, main)
             self.jsonrpc()
+            self.list_changed()
             if connect_error is None:
                 judge_stateless(self, main)
         # Every session is closed now: how each stdio server took its stdin closing is known.
@@ -599,6 +600,32 @@ class _Checkup(FeatureChecks):
             self.put(check, "pass", f"{len(typed)} outputSchema(s) valid; structuredContent "
                      "not checked: " + ("; ".join(notes) if notes else
                                         "no call allowed (--call-tools)"), evidence)
+
+    def list_changed(self) -> None:
+        """lists.list-changed, over every session: what the server announced, and whether it
+        had declared it (nothing the checkup does without tool calls changes a list)."""
+        check = "lists.list-changed"
+        undeclared = [(n, f) for n, s in self.sessions for f in s.findings
+                      if f.rule.id == "capability-not-negotiated" and isinstance(f.evidence, dict)
+                      and str(f.evidence.get("method", "")).endswith("/list_changed")]
+        if undeclared:
+            self.put(check, "fail", undeclared[0][1].detail,
+                     [{"session": n, "finding": f.rule.id, "message": f.evidence}
+                      for n, f in undeclared[:5]])
+            return
+        seen = [_entry(n, e) for n, s in self.sessions for e in s.transcript
+                if e.direction == "recv" and e.kind == "notification"
+                and (e.method or "").endswith("/list_changed")]
+        if seen:
+            self.put(check, "pass", f"{len(seen)} list_changed notification(s), each for a list "
+                     "declared listChanged", seen[:5])
+            return
+        declared = sorted({kind for _, s in self.sessions for kind in LISTS
+                           if s.capabilities.list_changed(kind)})
+        self.skip([check], (f"declared listChanged for {', '.join(declared)}, but no list "
+                            "changed while the checkup ran: a list changes when the server's "
+                            "state does (a tool call, say), which the checkup does not provoke")
+                  if declared else "no list is declared listChanged and none was announced")
 
     def shutdown(self) -> None:
         """lifecycle.shutdown, from how each stdio server the checkup closed took it."""

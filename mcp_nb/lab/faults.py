@@ -53,8 +53,11 @@ class FaultSeam:
 
     def declared_capabilities(self, full: dict[str, Any]) -> dict[str, Any]:
         """--omit-capability: the capabilities declared, from the ones actually served."""
-        return {name: value for name, value in full.items()
-                if name not in self.knobs.omit_capabilities}
+        declared = {name: value for name, value in full.items()
+                    if name not in self.knobs.omit_capabilities}
+        if self.breaks("undeclared-list-changed") and isinstance(declared.get("tools"), dict):
+            declared["tools"] = {k: v for k, v in declared["tools"].items() if k != "listChanged"}
+        return declared
 
     def dress_complete_result(self, result: Message) -> Message:
         """--omit-result-type: a complete stateless result without its resultType."""

@@ -32,7 +32,7 @@ APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "no-initialized
 FEATURE_FAULTS: tuple[str, ...] = (
     "bad-resource-uri", "wrong-read-uri", "bad-uri-template", "no-subscribe", "bad-prompt-role",
     "bad-prompt-arguments", "bad-completion", "loose-log-level", "arguments-as-protocol-error",
-    "bad-progress", "answer-batches", "unknown-tool-result")
+    "bad-progress", "answer-batches", "unknown-tool-result", "undeclared-list-changed")
 #: What ``--era`` accepts: serve the handshake era, the stateless era, or both (dual-era).
 ERAS: tuple[str, ...] = ("handshake", "stateless", "both")
 
@@ -235,7 +235,8 @@ class Knobs:
         "bad-progress (slow repeats one progress value: progress MUST increase), "
         "answer-batches (answer a JSON array of requests with an array of responses, as only "
         "2025-03-26 allowed), unknown-tool-result (tools/call of an unknown tool gets a result "
-        "with isError instead of a JSON-RPC error).")
+        "with isError instead of a JSON-RPC error), undeclared-list-changed (declare tools "
+        "without listChanged, yet send notifications/tools/list_changed once initialized).")
     # Stateless era
     stateless_versions: tuple[str, ...] = knob(
         STATELESS_VERSIONS, "--stateless-versions", group="stateless", era="stateless",

@@ -185,6 +185,8 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
             else:
                 self.state = "operating"
                 diag("client sent notifications/initialized: session operating")
+                if self.faults.breaks("undeclared-list-changed"):
+                    self.notify("notifications/tools/list_changed", {})
         elif method == "notifications/cancelled":
             self._cancel(params.get("requestId"), params.get("reason"))
         else:
