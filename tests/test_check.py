@@ -187,8 +187,12 @@ async def test_the_official_sdk_server_gets_no_false_failure() -> None:
     assert verdicts(stdio) == SDK_DEVIATIONS, text_summary(stdio)
     with sdk_http() as url:
         http = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
-    assert verdicts(http) == SDK_DEVIATIONS, text_summary(http)
+    assert verdicts(http) == {**SDK_DEVIATIONS, **SDK_HTTP_VIOLATIONS}, text_summary(http)
     assert http.result("http.origin").outcome == "pass"
+    # A legacy MCP-Protocol-Version over a body whose _meta names 2026-07-28: legacy -32600.
+    legacy = http.result("stateless.header-mismatch").evidence[-1]["http"]
+    assert legacy["request"]["headers"]["MCP-Protocol-Version"] == "2025-11-25"
+    assert legacy["response"]["status"] == 400 and "-32600" in legacy["response"]["body"]
     # An unknown tool's call is answered with a result, where the spec lists a protocol error.
     unknown = stdio.result("tools.unknown-tool").evidence[-1]["message"]
     assert unknown["result"]["isError"] is True and "error" not in unknown
@@ -196,6 +200,8 @@ async def test_the_official_sdk_server_gets_no_false_failure() -> None:
 
 #: The SDK's real deviation (a warning: the spec's sentence has no keyword), in docs/checkup.md.
 SDK_DEVIATIONS = {"tools.unknown-tool": "warn"}
+#: Its dual-era HTTP transport's real violation (the header's era over the body's _meta), ditto.
+SDK_HTTP_VIOLATIONS = {"stateless.header-mismatch": "fail"}
 
 
 #: server-everything's real violations, documented in docs/checkup.md with the evidence.

@@ -197,6 +197,31 @@ async def test_the_lab_app_passes_over_stdio_and_http_and_no_app_is_not_applicab
     assert "io.modelcontextprotocol/ui" in plain.result("apps.resource").detail
 
 
+@pytest.mark.interop
+async def test_a_certified_authorization_server_behind_sdk_servers(tmp_path: Path) -> None:
+    """oidc-provider (a certified OpenID provider, npm) in front of the official SDK's
+    resource servers: the well-configured one passes every auth check, and each server
+    misconfigured on purpose is caught by the one check for its mistake."""
+    pytest.importorskip("mcp.server.mcpserver", reason="the official MCP SDK (mcp>=2)")
+    from oidc_support import dead_origin, oidc_provider, protected_servers
+
+    with oidc_provider("default", tmp_path, []) as provider, protected_servers(
+            {"name": "default", "issuer": provider.issuer},
+            {"name": "other-resource", "issuer": provider.issuer, "resource_path": "/api"},
+            {"name": "issuer-alias", "issuer": provider.issuer,
+             "advertised_issuer": provider.issuer.replace("127.0.0.1", "localhost")},
+            {"name": "server-down", "issuer": provider.issuer,
+             "advertised_issuer": dead_origin()}) as servers:
+        reports = {name: await run_checkup(servers[name], timeout=TIMEOUT)
+                   for name in ("default", "other-resource", "issuer-alias", "server-down")}
+    assert verdicts(reports["default"]) == {}, text_summary(reports["default"])
+    assert {r.check.id for r in reports["default"].results if r.outcome == "pass"} == {
+        c for c in CHECKS if c.startswith("auth.")}
+    assert verdicts(reports["other-resource"]) == {"auth.resource-metadata": "fail"}
+    assert verdicts(reports["issuer-alias"]) == {"auth.server-metadata": "fail"}
+    assert verdicts(reports["server-down"]) == {"auth.server-metadata": "fail"}
+
+
 #: server-everything's real violations over Streamable HTTP (tests/test_check.py, docs).
 EVERYTHING_HTTP_VIOLATIONS = {"http.origin": "fail", "http.session-404": "fail"}
 

@@ -430,10 +430,12 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
     probes = {
         "Mcp-Method: tools/list on a server/discover body": stateless_headers("tools/list"),
         "no Mcp-Method header": {"MCP-Protocol-Version": LATEST_STATELESS_VERSION},
+        # A dual-era server may not take the header's legacy version at its word: "A request
+        # carrying modern per-request _meta is served statelessly" (2026-07-28, versioning).
+        f"MCP-Protocol-Version: {SUPPORTED_VERSIONS[-1]} with _meta naming "
+        f"{LATEST_STATELESS_VERSION}": {**stateless_headers("server/discover"),
+                                        "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]},
     }
-    # Not probed: an MCP-Protocol-Version naming a handshake-era version over a body whose
-    # _meta names 2026-07-28. A dual-era server may take the header's legacy version at its
-    # word, and 2025-11-25 has no header-body rule: its refusal proves nothing either way.
     wrong: list[str] = []
     evidence: list[dict[str, Any]] = [discover.evidence]
     for number, (what, headers) in enumerate(probes.items(), start=3):

@@ -452,15 +452,19 @@ _CHECK_LIST = (
           "Refuse a request whose _meta lacks io.modelcontextprotocol/protocolVersion or "
           "clientCapabilities with -32602 (and HTTP 400)."),
     Check("stateless.header-mismatch", "stateless",
-          "Mcp-Method missing or disagreeing with the body gets 400 -32020",
+          "Mcp-Method or MCP-Protocol-Version missing or disagreeing with the body: 400 -32020",
           _rule("2026-07-28", "basic/transports/streamable-http#server-validation", "MUST",
                 "Servers that process the request body MUST reject requests where the values "
                 "specified in the headers do not match the corresponding values in the "
                 "request body. … When rejecting a request due to header validation failure, "
                 "servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC "
-                "error response using the following error code: -32020 (HeaderMismatch)."),
+                "error response using the following error code: -32020 (HeaderMismatch). "
+                "(basic/versioning: \"A dual-era server selects its behavior from how the "
+                "client opens: A request carrying modern per-request _meta is served "
+                "statelessly according to this revision.\")"),
           "Compare MCP-Protocol-Version, Mcp-Method and Mcp-Name with the body and answer "
-          "400 with error -32020 when one is missing or differs."),
+          "400 with error -32020 when one is missing or differs, also when the header names "
+          "a handshake-era version: the body's _meta decides the era."),
     Check("stateless.x-mcp-header", "stateless", "x-mcp-header annotations valid",
           _rule("2026-07-28", "basic/transports/streamable-http#schema-extension", "MUST",
                 "Constraints on x-mcp-header values: MUST NOT be empty; MUST match HTTP "
