@@ -95,11 +95,24 @@ async def test_fastmcp_over_stdio_gets_no_false_failure() -> None:
         "schemas valid; structuredContent conforms")
 
 
-#: fastmcp's real violation over HTTP, as it serves by default (docs/checkup.md).
-FASTMCP_HTTP_VIOLATIONS = {"http.origin": "fail", **UNKNOWN_TOOL_AS_RESULT}
+#: The official SDK's dual-era HTTP transport, under fastmcp: a legacy MCP-Protocol-Version
+#: over a body whose _meta names 2026-07-28 is routed to the legacy era (docs/checkup.md).
+SDK_HEADER_MISMATCH = {"stateless.header-mismatch": "fail"}
+#: fastmcp's real violations over HTTP, as it serves by default (docs/checkup.md).
+FASTMCP_HTTP_VIOLATIONS = {"http.origin": "fail", **SDK_HEADER_MISMATCH, **UNKNOWN_TOOL_AS_RESULT}
 
 
-async def test_fastmcp_over_http_fails_only_the_origin_rule_it_breaks() -> None:
+def assert_legacy_header_routes_a_modern_request(report: Report) -> None:
+    """stateless.header-mismatch's evidence: a legacy header on a modern body got -32600."""
+    probe = next(e["http"] for e in report.result("stateless.header-mismatch").evidence
+                 if e["http"]["request"]["headers"].get("MCP-Protocol-Version") == "2025-11-25")
+    meta = probe["request"]["body"]["params"]["_meta"]
+    assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert probe["response"]["status"] == 400
+    assert '"code":-32600' in probe["response"]["body"]  # the rule: -32020 (HeaderMismatch)
+
+
+async def test_fastmcp_over_http_fails_only_the_rules_it_breaks() -> None:
     with fastmcp_http() as url:
         report = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
     assert verdicts(report) == FASTMCP_HTTP_VIOLATIONS, text_summary(report)
@@ -112,8 +125,9 @@ async def test_fastmcp_over_http_fails_only_the_origin_rule_it_breaks() -> None:
     assert origin["response"]["status"] == 200
     assert origin["response"]["headers"].get("mcp-session-id")
     assert '"serverInfo":{"name":"fastmcp-peer"' in origin["response"]["body"]
+    assert_legacy_header_routes_a_modern_request(report)
     for check in ("http.protocol-version-header", "http.session-404", "http.session-id",
-                  "stateless.request-meta", "stateless.discover", "stateless.header-mismatch"):
+                  "stateless.request-meta", "stateless.discover"):
         assert report.result(check).outcome == "pass", check
 
 
@@ -122,7 +136,8 @@ async def test_fastmcp_with_its_origin_guard_on_passes_the_origin_rule() -> None
     # the foreign Origin with 403 and the check passes.
     with fastmcp_http("--guard-origin") as url:
         report = await run_checkup(url, call_tools="all", timeout=TIMEOUT)
-    assert verdicts(report) == UNKNOWN_TOOL_AS_RESULT, text_summary(report)
+    assert verdicts(report) == {**SDK_HEADER_MISMATCH, **UNKNOWN_TOOL_AS_RESULT}, (
+        text_summary(report))
     origin = report.result("http.origin")
     assert origin.outcome == "pass"
     assert origin.evidence[0]["http"]["response"]["status"] == 403
