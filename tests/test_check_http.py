@@ -88,6 +88,10 @@ async def test_the_healthy_dual_era_lab_passes_every_transport_rule() -> None:
     refused = report.result("stateless.header-mismatch").evidence[1]["http"]
     assert refused["request"]["headers"]["Mcp-Method"] == "tools/list"
     assert refused["response"]["status"] == 400 and "-32020" in refused["response"]["body"]
+    # Mcp-Name was probed on a read of a listed resource, not on a tool call.
+    named = [e["http"]["request"] for e in report.result("stateless.header-mismatch").evidence
+             if e["http"]["request"]["headers"].get("Mcp-Name") == "checkup-other"]
+    assert [r["body"]["method"] for r in named] == ["resources/read"]
     for check in ("auth.discovery", "auth.pkce-s256"):
         assert report.result(check).outcome == "not-applicable"
         assert "did not ask for authorization" in report.result(check).detail

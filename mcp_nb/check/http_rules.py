@@ -169,11 +169,16 @@ def _initialize(request_id: int) -> dict[str, Any]:
 
 
 def _discover(request_id: int, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return _stateless_request(request_id, "server/discover", {}, meta)
+
+
+def _stateless_request(request_id: int, method: str, params: dict[str, Any],
+                       meta: dict[str, Any] | None = None) -> dict[str, Any]:
     if meta is None:
         meta = {META_PROTOCOL_VERSION: LATEST_STATELESS_VERSION, META_CLIENT_CAPABILITIES: {},
                 META_CLIENT_INFO: CLIENT_INFO}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover",
-            "params": {"_meta": meta}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method,
+            "params": {**params, "_meta": meta}}
 
 
 def stateless_headers(method: str) -> dict[str, str]:
@@ -427,19 +432,35 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
                        else " with a result" if isinstance(lacking.body, dict)
                        and "result" in lacking.body else "")
                     + f" (the rule: 400, error {INVALID_PARAMS})", [lacking.evidence])
+    discovered = discover.body.get("result") if isinstance(discover.body, dict) else None
     probes = {
-        "Mcp-Method: tools/list on a server/discover body": stateless_headers("tools/list"),
-        "no Mcp-Method header": {"MCP-Protocol-Version": LATEST_STATELESS_VERSION},
+        "Mcp-Method: tools/list on a server/discover body": (
+            _discover(3), stateless_headers("tools/list")),
+        "no Mcp-Method header": (_discover(4), {"MCP-Protocol-Version": LATEST_STATELESS_VERSION}),
         # A dual-era server may not take the header's legacy version at its word: "A request
         # carrying modern per-request _meta is served statelessly" (2026-07-28, versioning).
         f"MCP-Protocol-Version: {SUPPORTED_VERSIONS[-1]} with _meta naming "
-        f"{LATEST_STATELESS_VERSION}": {**stateless_headers("server/discover"),
-                                        "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]},
+        f"{LATEST_STATELESS_VERSION}": (_discover(5), {
+            **stateless_headers("server/discover"),
+            "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]}),
     }
+    if isinstance(discovered, dict) and "resources" in (discovered.get("capabilities") or {}):
+        # Mcp-Name, on a read (no side effects): the first resource listed, a header naming
+        # another. A server that lists none leaves Mcp-Name unprobed.
+        listing = await probe.post(_stateless_request(6, "resources/list", {}),
+                                   stateless_headers("resources/list"))
+        result = listing.body.get("result") if isinstance(listing.body, dict) else None
+        listed = (result or {}).get("resources") if isinstance(result, dict) else None
+        uri = next((r.get("uri") for r in listed or [] if isinstance(r, dict)
+                    and isinstance(r.get("uri"), str)), None)
+        if uri is not None:
+            probes[f"Mcp-Name: checkup-other on a resources/read of {uri}"] = (
+                _stateless_request(7, "resources/read", {"uri": uri}),
+                {**stateless_headers("resources/read"), "Mcp-Name": "checkup-other"})
     wrong: list[str] = []
     evidence: list[dict[str, Any]] = [discover.evidence]
-    for number, (what, headers) in enumerate(probes.items(), start=3):
-        answer = await probe.post(_discover(number), headers)
+    for what, (message, headers) in probes.items():
+        answer = await probe.post(message, headers)
         evidence.append(answer.evidence)
         if answer.status != 400 or answer.error_code != HEADER_MISMATCH:
             wrong.append(f"{what}: answered {answer.status}"

@@ -452,7 +452,8 @@ _CHECK_LIST = (
           "Refuse a request whose _meta lacks io.modelcontextprotocol/protocolVersion or "
           "clientCapabilities with -32602 (and HTTP 400)."),
     Check("stateless.header-mismatch", "stateless",
-          "Mcp-Method or MCP-Protocol-Version missing or disagreeing with the body: 400 -32020",
+          "Mcp-Method, Mcp-Name or MCP-Protocol-Version missing or disagreeing with the "
+          "body: 400 -32020",
           _rule("2026-07-28", "basic/transports/streamable-http#server-validation", "MUST",
                 "Servers that process the request body MUST reject requests where the values "
                 "specified in the headers do not match the corresponding values in the "
