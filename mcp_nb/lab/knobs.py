@@ -25,7 +25,7 @@ from mcp_nb.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 #: Capabilities that ``--omit-capability`` may leave out of the initialize result.
 CAPABILITY_NAMES: tuple[str, ...] = ("tools", "resources", "prompts", "logging", "completions")
 #: What ``--app-fault`` accepts: one misbehaviour of the lab's MCP App each.
-APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "no-initialized",
+APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "bad-csp", "no-initialized",
                                "model-only-call", "undeclared-fetch", "size-flood")
 #: What ``--feature-fault`` accepts: one broken rule of a server feature each (the checkup's
 #: protocol-feature checks are calibrated on them).
@@ -215,7 +215,9 @@ class Knobs:
         None, "--app-fault", metavar="FAULT", choices=APP_FAULTS,
         help="With --apps, make the App misbehave: wrong-mime (the ui:// resource is served as "
         "text/html: mimeType MUST be text/html;profile=mcp-app), missing-resource (the tool "
-        "names a ui:// resource that does not exist: it MUST), no-initialized (the View "
+        "names a ui:// resource that does not exist: it MUST), bad-csp (the resource declares "
+        "_meta.ui.csp values that are not lists of origins: a bare * and a string), "
+        "no-initialized (the View "
         "never sends ui/notifications/initialized: the host MUST NOT send it anything), "
         "model-only-call (the View calls clock_reset, visibility model only: the host MUST "
         "reject it), undeclared-fetch (the View fetches an origin its CSP does not declare: "

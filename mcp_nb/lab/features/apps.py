@@ -66,6 +66,9 @@ class Apps(SessionBase):
         if fault == "undeclared-fetch":
             # Declares one origin; the App then fetches another, which the CSP must block.
             meta["ui"]["csp"] = {"connectDomains": ["https://declared.example"]}
+        elif fault == "bad-csp":
+            # Not origins: a bare wildcard, and a string where a list is due.
+            meta["ui"]["csp"] = {"connectDomains": ["*"], "resourceDomains": "https://cdn.example"}
         return {"uri": APP_URI, "mimeType": mime, "text": app_html(fault), "_meta": meta}
 
     async def _tools_list(self, request: Request) -> Message:
