@@ -87,6 +87,12 @@ class Answer:
         return self.headers.get("content-type", "").split(";")[0].strip().lower()
 
     @property
+    def result(self) -> dict[str, Any] | None:
+        """The JSON-RPC result object answering the request, if one came."""
+        result = self.body.get("result") if isinstance(self.body, dict) else None
+        return result if isinstance(result, dict) else None
+
+    @property
     def error_code(self) -> Any:
         error = self.body.get("error") if isinstance(self.body, dict) else None
         return error.get("code") if isinstance(error, dict) else None
@@ -238,11 +244,9 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
     checkup.skip(AUTH_CHECKS, f"the server did not ask for authorization (initialize "
                  f"answered {plain.status}, not 401)")
     discover = await probe.post(_discover(1), stateless_headers("server/discover"))
-    stateless = discover.status == 200 and isinstance(
-        (discover.body or {}).get("result") if isinstance(discover.body, dict) else None, dict)
-    result = plain.body.get("result") if isinstance(plain.body, dict) else None
-    if plain.status == 200 and isinstance(result, dict):
-        await _handshake(checkup, probe, plain, result)
+    stateless = discover.status == 200 and discover.result is not None
+    if plain.status == 200 and plain.result is not None:
+        await _handshake(checkup, probe, plain, plain.result)
     else:
         # Not an endpoint that initializes (legacy HTTP+SSE's, or stateless-only).
         why = (f"a plain initialize POST answered {plain.status} without a result (a legacy "
@@ -432,7 +436,7 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
                        else " with a result" if isinstance(lacking.body, dict)
                        and "result" in lacking.body else "")
                     + f" (the rule: 400, error {INVALID_PARAMS})", [lacking.evidence])
-    discovered = discover.body.get("result") if isinstance(discover.body, dict) else None
+    discovered = discover.result
     probes = {
         "Mcp-Method: tools/list on a server/discover body": (
             _discover(3), stateless_headers("tools/list")),
@@ -444,15 +448,15 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
             **stateless_headers("server/discover"),
             "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]}),
     }
-    if isinstance(discovered, dict) and "resources" in (discovered.get("capabilities") or {}):
+    if discovered is not None and "resources" in (discovered.get("capabilities") or {}):
         # Mcp-Name, on a read (no side effects): the first resource listed, a header naming
         # another. A server that lists none leaves Mcp-Name unprobed.
         listing = await probe.post(_stateless_request(6, "resources/list", {}),
                                    stateless_headers("resources/list"))
-        result = listing.body.get("result") if isinstance(listing.body, dict) else None
-        listed = (result or {}).get("resources") if isinstance(result, dict) else None
-        uri = next((r.get("uri") for r in listed or [] if isinstance(r, dict)
-                    and isinstance(r.get("uri"), str)), None)
+        listed = (listing.result or {}).get("resources")
+        uris = [r.get("uri") for r in (listed if isinstance(listed, list) else [])
+                if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+        uri = uris[0] if uris else None
         if uri is not None:
             probes[f"Mcp-Name: checkup-other on a resources/read of {uri}"] = (
                 _stateless_request(7, "resources/read", {"uri": uri}),
