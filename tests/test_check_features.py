@@ -15,7 +15,8 @@ from mcp_nb.check import CHECKS, run_checkup, text_summary
 from mcp_nb.check.features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS
 from mcp_nb.check.model import Report
 from mcp_nb.check.uris import template_problem, template_variables, uri_problem
-from mcp_nb.client import lab_command
+from mcp_nb.client import ClientSession, lab_command
+from mcp_nb.transports import StdioTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -54,8 +55,9 @@ async def test_the_healthy_dual_era_lab_passes_every_feature_check() -> None:
         assert {e["session"] for e in report.result(check_id).evidence} == {"handshake"}
     levels = [e["message"]["params"]["level"] for e in report.result(
         "capabilities.logging").evidence if e["message"].get("method") == "logging/setLevel"]
-    assert levels == ["debug", "info", "notice", "warning", "error", "critical", "alert",
-                      "emergency"]
+    # Most severe first: the session ends at debug, hearing everything rather than nothing.
+    assert levels == ["emergency", "alert", "critical", "error", "warning", "notice", "info",
+                      "debug"]
     # slow reported progress under the call's own token; the call was cancelled at its second
     # notification and nothing answered it afterwards.
     cancelled = report.result("tools.cancellation")
@@ -91,6 +93,19 @@ async def test_a_stateless_only_server_gets_the_handshake_feature_checks_not_app
     # Resources, prompts and completion are the stateless era's too: judged on the main session.
     assert report.result("resources.read").outcome == "pass"
     assert report.result("completion.result").outcome == "pass"
+
+
+async def test_an_open_session_gets_its_log_level_back() -> None:
+    async with ClientSession(StdioTransport(lab_command("--era", "handshake"))) as session:
+        await session.connect()
+        await session.set_logging_level("warning")
+        report = await run_checkup(session, timeout=TIMEOUT)
+        levels = [e.message["params"]["level"] for e in session.transcript
+                  if e.direction == "send" and e.method == "logging/setLevel"]
+    assert verdicts(report) == {}, text_summary(report)
+    assert levels[0] == "warning" and levels[-1] == "warning" and len(levels) == 11
+    # The user's session was not closed by the checkup: shutdown is not its to judge.
+    assert report.result("lifecycle.shutdown").outcome == "not-applicable"
 
 
 #: knob → the one check it must trip (fail for a MUST, warn for a SHOULD), every tool allowed.

@@ -151,6 +151,19 @@ def _completion_problems(result: Any) -> list[str]:
     return problems
 
 
+def arguments_for(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """Arguments for a tool from its schema's required primitives; None when it needs more."""
+    samples = {"string": "checkup", "number": 1, "integer": 1, "boolean": False}
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or ():
+        kind = (properties.get(name) or {}).get("type")
+        if kind not in samples:
+            return None
+        arguments[name] = samples[kind]
+    return arguments
+
+
 def _required_names(tool: dict[str, Any]) -> list[str]:
     schema = tool.get("inputSchema")
     required = schema.get("required") if isinstance(schema, dict) else None
@@ -392,10 +405,8 @@ class FeatureChecks:
             self.skip(TOOL_CALL_CHECKS, "no call allowed (--call-tools)" if not (
                 self.call_all or self.allowed) else "no listed tool is among those allowed")
             return
-        from .runner import _arguments_for  # the runner's own argument inventor
-
         calls = [(_CallRecord(t["name"]), args) for t in allowed
-                 if (args := _arguments_for(t.get("inputSchema") or {})) is not None]
+                 if (args := arguments_for(t.get("inputSchema") or {})) is not None]
         by_token = {}
         foreign: list[dict[str, Any]] = []
 
@@ -582,8 +593,12 @@ class FeatureChecks:
                          "(JSON-RPC's code for a method not available is -32601)", evidence)
             return
         refused, evidence = [], []
-        # In order, ending at the most severe, so the session stays quiet afterwards.
-        for level in LOG_LEVELS:
+        previous = [e.message["params"].get("level") for e in session.transcript
+                    if e.direction == "send" and e.method == "logging/setLevel" and e.message
+                    and isinstance(e.message.get("params"), dict)]
+        # From the most severe down, so the session ends up hearing everything rather than
+        # nothing; an open session gets back the level it had set, if it had.
+        for level in reversed(LOG_LEVELS):
             answer, entries = await self.exchange(session, name, "logging/setLevel",
                                                   {"level": level})
             evidence += entries
@@ -604,6 +619,8 @@ class FeatureChecks:
         else:
             self.put(check, "warn", f"level {INVALID_LEVEL!r}: "
                      f"{'accepted' if isinstance(answer, dict) else answer}", evidence)
+        if previous and previous[-1] in LOG_LEVELS:
+            await self.exchange(session, name, "logging/setLevel", {"level": previous[-1]})
 
     async def subscribe(self, session: ClientSession, name: str) -> None:
         check = "resources.subscribe"

@@ -39,7 +39,7 @@ from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
 from .apps_rules import check_apps
-from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks
+from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks, arguments_for
 from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
 from .stateless_rules import judge_stateless
@@ -123,19 +123,6 @@ def _initialize_exchange(session: ClientSession, name: str) -> tuple[dict | None
 def _version_known_or_future(answered: str) -> bool:
     return answered in VERSIONS or (bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", answered))
                                     and answered > SUPPORTED_VERSIONS[-1])
-
-
-def _arguments_for(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """Arguments for a tool from its schema's required primitives; None when it needs more."""
-    samples = {"string": "checkup", "number": 1, "integer": 1, "boolean": False}
-    properties = schema.get("properties") or {}
-    arguments: dict[str, Any] = {}
-    for name in schema.get("required") or ():
-        kind = (properties.get(name) or {}).get("type")
-        if kind not in samples:
-            return None
-        arguments[name] = samples[kind]
-    return arguments
 
 
 def _schema_problem(schema: Any) -> str | None:
@@ -570,7 +557,7 @@ class _Checkup(FeatureChecks):
         notes: list[str] = []
         calls: list[dict[str, Any]] = []
         for tool in callable_:
-            arguments = _arguments_for(tool.get("inputSchema") or {})
+            arguments = arguments_for(tool.get("inputSchema") or {})
             if arguments is None:
                 notes.append(f"{tool['name']!r} not called: needs arguments the checkup "
                              "cannot invent")
