@@ -111,8 +111,9 @@ def _servers_from_notebooks() -> set[int]:
         except OSError:  # gone meanwhile, or not ours to look at
             continue
         command = b" ".join(argv)
+        # Notebook 17's servers run from scratch_17/ (the checkup's CLI names them: not one).
         if ((b"mcp_nb.lab" in command and cwd in (NOTEBOOKS, ZH)) or b"my_server.py" in command
-                or b"scratch_17/" in command):
+                or (b"scratch_17/" in command and b"mcp_nb.check" not in command)):
             found.add(int(entry.name))
     return found
 
