@@ -208,3 +208,12 @@ def test_a_zh_run_says_why_a_server_could_not_be_reached_and_english_stays_the_d
     english = zh.shell.run_cell(f"%mcp connect gone {url}")
     assert str(english.error_in_exec).startswith(f"could not connect to {url}: ")
     assert "; session 'gone' is shut down, its record stays" in str(english.error_in_exec)
+
+
+def test_a_zh_shutdown_tells_its_steps_in_chinese_and_keeps_their_kinds(zh) -> None:
+    hosted = zh(f"connect deaf -- {sys.executable} -m mcp_nb.lab --ignore-stdin-close")
+    zh("shutdown deaf")
+    steps = {e.kind: e.text for e in hosted.session.transcript.filter(direction="event")}
+    assert steps["stdin closed"] == "关闭了服务器的 stdin"  # the kind is data: as it was
+    assert steps["SIGTERM"].endswith("秒后服务器仍在运行：向它的进程组发送了 SIGTERM")
+    assert steps["exited"].startswith("服务器")

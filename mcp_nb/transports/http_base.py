@@ -244,7 +244,8 @@ class HttpTransportBase(Transport):
                 # Reported here, not by the stream tasks: once the session is ending, which
                 # side happened to close a stream first is a race, not news.
                 for label in sorted(self._open_streams):
-                    self._event("stream closed", f"{label}: closed with the session")
+                    self._event("stream closed", _("{stream}: closed with the session").format(
+                        stream=label))
                 self._open_streams.clear()
                 self._tasks.cancel_scope.cancel()
                 assert self._tasks_done is not None
@@ -252,7 +253,8 @@ class HttpTransportBase(Transport):
                 if self._owns_client and self._client is not None:
                     await self._client.aclose()
                     self._event("connections closed",
-                                f"closed the {self.kind} transport's HTTP connections")
+                                _("closed the {kind} transport's HTTP connections").format(
+                                    kind=self.kind))
             finally:
                 self._inbox_in.close()
                 assert self._inbox_out is not None

@@ -193,7 +193,7 @@ class StdioTransport(Transport):
                 assert isinstance(frame, OversizedLine)
                 self._report_oversized(frame)
             if server.stdout_ended:
-                self._emit(TransportEvent("stdout closed", "the server closed its stdout"))
+                self._emit(TransportEvent("stdout closed", _("the server closed its stdout")))
                 raise self.describe_exit()
             await server.read_more()
 
@@ -286,26 +286,27 @@ class StdioTransport(Transport):
         await server.close_stdin()
         already_gone = server.returncode is not None
         if not already_gone:
-            self._emit(TransportEvent("stdin closed", "closed the server's stdin", elapsed()))
+            self._emit(TransportEvent("stdin closed", _("closed the server's stdin"), elapsed()))
         for grace, signum in ((self.stdin_close_grace, signal.SIGTERM),
                               (self.sigterm_grace, signal.SIGKILL)):
             if await self._wait_for_exit(server, grace):
                 break
             name = signum.name
             self._emit(TransportEvent(
-                name, f"server still running after {grace:g}s: sent {name} to its process group",
+                name, _("server still running after {seconds}s: sent {signal} to its process "
+                        "group").format(seconds=f"{grace:g}", signal=name),
                 elapsed(),
             ))
             group.signal(signum)
         await self._wait_for_exit(server, math.inf)
         self._emit(TransportEvent(
-            "exited", f"server {describe_returncode(server.returncode)}",
+            "exited", _("server {state}").format(state=describe_returncode(server.returncode)),
             {**elapsed(), "returncode": server.returncode},
         ))
         if group.sweep():
             self._emit(TransportEvent(
-                "group swept", "killed what the server left running in its process group "
-                "(processes it started)", elapsed(),
+                "group swept", _("killed what the server left running in its process group "
+                                 "(processes it started)"), elapsed(),
             ))
 
     @staticmethod
