@@ -242,12 +242,12 @@ def _browser_step(mcp: McpMagics, oauth: OAuth, need: BrowserNeed, view: AuthFlo
     try:
         pasted = input("Paste the address your browser landed on: ").strip()
     except StdinNotImplementedError:
-        raise McpCellError(
+        raise McpCellError(_(
             "this frontend cannot take input: walk the flow with %mcp auth --step URL "
-            "--auth-callback paste, then %mcp auth --next REDIRECT_URL") from None
+            "--auth-callback paste, then %mcp auth --next REDIRECT_URL")) from None
     if not pasted:
-        raise McpCellError("nothing was pasted: run the cell again and paste the address "
-                           "your browser landed on")
+        raise McpCellError(_("nothing was pasted: run the cell again and paste the address "
+                             "your browser landed on"))
     return pasted
 
 
@@ -349,11 +349,11 @@ def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session(args.name)
     oauth = oauth_of(hosted)
     if oauth is None:
-        raise McpCellError(f"session {hosted.name!r} has no OAuth: connect with "
-                           "%mcp connect URL --auth")
+        raise McpCellError(_("session {name} has no OAuth: connect with %mcp connect URL "
+                             "--auth").format(name=repr(hosted.name)))
     if args.logout:
         oauth.logout()
-        print("logged out: token and client registration forgotten")
+        print(_("logged out: token and client registration forgotten"))
     if args.steps:
         return steps_listing(oauth.steps)
     return AuthState(oauth)
@@ -362,7 +362,7 @@ def auth(mcp: McpMagics, args: argparse.Namespace) -> Any:
 def _start_walk(mcp: McpMagics, args: argparse.Namespace) -> Any:
     url = str(args.step)
     if not url.startswith(("http://", "https://")):
-        raise McpCellError(f"--step takes the server's URL, not {url!r}")
+        raise McpCellError(_("--step takes the server's URL, not {url}").format(url=repr(url)))
     callback, settings = oauth_settings(mcp, args)
     if callback in (None, "paste"):
         callback = PasteBack(show=print, ask=_no_input)
@@ -370,18 +370,19 @@ def _start_walk(mcp: McpMagics, args: argparse.Namespace) -> Any:
     flow = mcp.loop.run(oauth.begin(url, ask_server=True))
     walk = Walk(oauth, flow, flow.start())
     _walks(mcp)[url] = walk
-    print(f"walking the authorization flow for {url}: run %mcp auth --next for each step")
+    print(_("walking the authorization flow for {url}: run %mcp auth --next for each "
+            "step").format(url=url))
     return _next_preview(walk)
 
 
 def _no_input(prompt: str) -> str:
-    raise McpCellError("paste the address with %mcp auth --next REDIRECT_URL")
+    raise McpCellError(_("paste the address with %mcp auth --next REDIRECT_URL"))
 
 
 def _current_walk(mcp: McpMagics) -> Walk:
     walks = [w for w in _walks(mcp).values() if not w.flow.done]
     if not walks:
-        raise McpCellError("no flow being walked: start one with %mcp auth --step URL")
+        raise McpCellError(_("no flow being walked: start one with %mcp auth --step URL"))
     return walks[-1]
 
 
@@ -410,7 +411,8 @@ def _advance_walk(mcp: McpMagics, pasted: str) -> Any:
     if walk.flow.done:
         assert walk.flow.token is not None
         walk.auth.hold(walk.flow.token)
-        print(f"token held ({walk.flow.token!r}); %mcp connect URL --auth uses it")
+        print(_("token held ({token}); %mcp connect URL --auth uses it").format(
+            token=repr(walk.flow.token)))
     else:
         print(_next_preview(walk))
     return steps_listing(new)

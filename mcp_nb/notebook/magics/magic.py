@@ -129,8 +129,9 @@ class McpMagics(Magics):
         command = self.commands[args.command]
         if server_argv:
             if not command.server_argv:
-                raise Usage(f"'--' followed by a command is only meaningful for "
-                            f"{', '.join(c.name for c in self.commands.values() if c.server_argv)}")
+                raise Usage(_("'--' followed by a command is only meaningful for {commands}"
+                              ).format(commands=", ".join(
+                                  c.name for c in self.commands.values() if c.server_argv)))
             args.target = [*args.target, *server_argv]
         args.json = json_arguments
         expand_arguments(args, command.expand, self.namespace, command.objects)
