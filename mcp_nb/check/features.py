@@ -37,6 +37,7 @@ from ..protocol.envelope import Notification
 from ..protocol.errors import McpError
 from ..protocol.models import LOG_LEVELS
 from .model import Outcome
+from .model import transcript_evidence as _entry
 from .uris import template_problem, template_variables, uri_problem
 
 Exchange = tuple[Any, list[dict[str, Any]]]
@@ -51,7 +52,7 @@ UNKNOWN_TOOL = "checkup-no-such-tool"
 INVALID_LEVEL = "checkup-invalid-level"
 #: A cancelled call's late answer is awaited twice as long as the call had run, within these.
 CANCEL_WINDOW = (0.5, 3.0)
-#: Methods whose notifications need a declared capability (the listChanged ones aside).
+#: A log message: the server may send it only when it declared logging.
 LOG_NOTIFICATION = "notifications/message"
 #: The batch sent over stdio: one ping, under an id the session's own counter never makes.
 BATCH = json.dumps([{"jsonrpc": "2.0", "id": "checkup-batch", "method": "ping"}])
@@ -65,10 +66,6 @@ TOOL_CALL_CHECKS = ("tools.unknown-tool", "tools.input-errors", "tools.progress"
 #: Checks that need the handshake era (2026-07-28 removed what they exercise).
 HANDSHAKE_FEATURE_CHECKS = ("capabilities.logging", "logging.invalid-level",
                             "resources.subscribe", "jsonrpc.batch")
-
-
-def _entry(name: str, entry: Any) -> dict[str, Any]:
-    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
 
 
 def _is_number(value: Any) -> bool:

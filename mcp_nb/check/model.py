@@ -95,6 +95,12 @@ class Result:
         }
 
 
+def transcript_evidence(session: str, entry: Any) -> dict[str, Any]:
+    """A transcript entry as evidence: the session's name, the entry's number and label, and
+    the message (what the HTML report folds open and the widget links to the transcript)."""
+    return {"session": session, "seq": entry.seq, "label": entry.label, "message": entry.message}
+
+
 @dataclass
 class Report:
     target: str

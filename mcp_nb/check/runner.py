@@ -42,6 +42,7 @@ from .apps_rules import check_apps
 from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks, arguments_for
 from .http_rules import check_http
 from .model import CHECKS, Outcome, Report, Result
+from .model import transcript_evidence as _entry
 from .stateless_rules import judge_stateless
 
 Target = str | Sequence[str] | ClientSession
@@ -94,10 +95,6 @@ def _factory(target: Target, timeout: float, *, apps: bool = False
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     return lambda: ClientSession(StdioTransport(argv), timeout=timeout, probe_timeout=timeout,
                                  apps=apps)
-
-
-def _entry(name: str, entry: Any) -> dict[str, Any]:
-    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
 
 
 def _exchange_entries(session: ClientSession, name: str, ids: list[int]) -> list[dict[str, Any]]:
