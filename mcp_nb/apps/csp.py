@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..i18n import _
+
 #: The four ``_meta.ui.csp`` keys and the directives each maps to.
 CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 
@@ -178,14 +180,15 @@ def proxy_document(policy: SandboxPolicy, script: str) -> str:
 
 def describe_policy(policy: SandboxPolicy) -> list[str]:
     """Lines saying what was applied, for the cell and the static fallback."""
-    lines = [("CSP (spec default, no ui.csp declared): " if policy.default else "CSP: ")
-             + policy.csp]
+    lines = [(_("CSP (spec default, no ui.csp declared): {csp}") if policy.default
+              else _("CSP: {csp}")).format(csp=policy.csp)]
     reached = sorted({origin for values in policy.approved.values() for origin in values})
     if reached:
         # Security: the host SHOULD warn users when the UI requires external domain access.
-        lines.append(f"warning: this App may reach {', '.join(reached)}")
+        lines.append(_("warning: this App may reach {origins}").format(
+            origins=", ".join(reached)))
     if policy.allow:
         lines.append(f"allow: {policy.allow}")
     for value, reason in policy.refused:
-        lines.append(f"dropped {value}: {reason}")
+        lines.append(_("dropped {value}: {reason}").format(value=value, reason=reason))
     return lines
