@@ -217,3 +217,21 @@ def test_a_zh_shutdown_tells_its_steps_in_chinese_and_keeps_their_kinds(zh) -> N
     assert steps["stdin closed"] == "关闭了服务器的 stdin"  # the kind is data: as it was
     assert steps["SIGTERM"].endswith("秒后服务器仍在运行：向它的进程组发送了 SIGTERM")
     assert steps["exited"].startswith("服务器")
+
+
+def test_help_is_written_in_the_language_of_the_moment_it_is_asked_for(mcp, capsys) -> None:
+    mcp("lang zh")
+    try:
+        capsys.readouterr()
+        mcp("--help")
+        said = capsys.readouterr().out
+        assert "在笔记本里打开并驱动 MCP 客户端会话。" in said
+        assert "发送 ping 并显示往返时间" in said
+        mcp("app --help")  # a text argparse %-escapes (%%mcp) is found in the catalog too
+        said = " ".join(capsys.readouterr().out.split())  # argparse wraps long lines
+        assert "先什么也不做：之后每次 %mcp app --next 做宿主的一步" in said
+    finally:
+        mcp("lang en")
+    capsys.readouterr()
+    mcp("connect --help")
+    assert "fault knob for the bundled lab server" in capsys.readouterr().out

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ...apps import meta
-from ...i18n import _
+from ...i18n import N_, _
 from ..apps import AppSequence, AppStepper, declares_apps
 from .arguments import key_values
 from .operations import check_arguments
@@ -19,21 +19,21 @@ GROUP = CommandGroup()
 
 
 def _app_arguments(p: Parser) -> None:
-    p.add_argument("tool", nargs="?", help="an App tool (its _meta.ui.resourceUri names a "
-                                           "ui:// resource)")
+    p.add_argument("tool", nargs="?", help=N_("an App tool (its _meta.ui.resourceUri names a "
+                                              "ui:// resource)"))
     p.add_argument("arguments", nargs="*", metavar="k=v")
     p.add_argument("--step", action="store_true",
-                   help="do nothing yet: each %%mcp app --next then does one step of the host "
-                        "(call, read, csp, load, input, result, teardown)")
-    p.add_argument("--next", action="store_true", help="do the next step of the App being "
-                                                       "stepped through")
+                   help=N_("do nothing yet: each %%mcp app --next then does one step of the host "
+                           "(call, read, csp, load, input, result, teardown)"))
+    p.add_argument("--next", action="store_true", help=N_("do the next step of the App being "
+                                                          "stepped through"))
     p.add_argument("--sequence", action="store_true",
-                   help="draw this session's App traffic with the MCP wire beside it: App ⇄ "
-                        "host ⇄ server, from the first App message on (the last 60)")
+                   help=N_("draw this session's App traffic with the MCP wire beside it: App ⇄ "
+                           "host ⇄ server, from the first App message on (the last 60)"))
 
 
-@GROUP.command("app", "render an MCP App tool in the cell (%mcp app TOOL k=v …), or step "
-                      "through its lifecycle (--step, then --next)",
+@GROUP.command("app", N_("render an MCP App tool in the cell (%mcp app TOOL k=v …), or step "
+                         "through its lifecycle (--step, then --next)"),
                arguments=_app_arguments, json_arguments=True)
 def app(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session()

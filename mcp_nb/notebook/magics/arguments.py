@@ -17,7 +17,7 @@ from typing import Any
 
 from IPython.utils.text import DollarFormatter
 
-from ...i18n import _
+from ...i18n import N_, _
 from .table import McpCellError, Usage
 
 _FORMATTER = DollarFormatter()
@@ -138,10 +138,10 @@ def expand_arguments(args: argparse.Namespace, names: tuple[str, ...],
 
 def request_options(parser: argparse.ArgumentParser) -> None:
     """``--timeout`` and ``--force``, which every request subcommand takes."""
-    parser.add_argument("--timeout", type=float, help="seconds to wait (overrides the default)")
+    parser.add_argument("--timeout", type=float, help=N_("seconds to wait (overrides the default)"))
     parser.add_argument("--force", action="store_true",
-                        help="send even if the lifecycle or capabilities forbid it (a finding "
-                             "is recorded)")
+                        help=N_("send even if the lifecycle or capabilities forbid it (a finding "
+                                "is recorded)"))
 
 
 def request_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from ...auth import (
     choose_callback,
 )
 from ...auth.steps import shown_url
-from ...i18n import _
+from ...i18n import N_, _
 from ..auth_view import AuthFlowView, steps_record_html, steps_summary
 from .displays import Listing
 from .table import CommandGroup, McpCellError, Parser
@@ -69,31 +69,31 @@ AUTH_OBJECTS = ("auth_callback",)
 def _oauth_arguments(p: Parser) -> None:
     """The OAuth client's settings, which ``%mcp connect --auth`` and ``%mcp auth --step`` take."""
     p.add_argument("--auth-callback", metavar="MODE",
-                   help="how the code comes back: loopback (a browser on this machine), "
-                        "paste (anywhere), jupyter (via this Jupyter server: Binder, "
-                        "JupyterHub), auto-approved (the lab's server), or {fn}: a Python "
-                        "callable from the notebook that takes the authorization URL and "
-                        "returns the URL the browser was redirected to; default auto")
-    p.add_argument("--client-id", help="a pre-registered client id (else CIMD or registration)")
+                   help=N_("how the code comes back: loopback (a browser on this machine), "
+                           "paste (anywhere), jupyter (via this Jupyter server: Binder, "
+                           "JupyterHub), auto-approved (the lab's server), or {fn}: a Python "
+                           "callable from the notebook that takes the authorization URL and "
+                           "returns the URL the browser was redirected to; default auto"))
+    p.add_argument("--client-id", help=N_("a pre-registered client id (else CIMD or registration)"))
     p.add_argument("--client-metadata-url", metavar="URL",
-                   help="where this client's Client ID Metadata Document is published: that URL "
-                        "is the client id when the authorization server supports CIMD (else "
-                        "dynamic registration)")
-    p.add_argument("--client-secret", help="its secret (use {variable}: never type one in)")
+                   help=N_("where this client's Client ID Metadata Document is published: that URL "
+                           "is the client id when the authorization server supports CIMD (else "
+                           "dynamic registration)"))
+    p.add_argument("--client-secret", help=N_("its secret (use {variable}: never type one in)"))
     p.add_argument("--scope", action="append", default=[], metavar="SCOPE",
-                   help="ask for this scope (repeat; default: what the server says)")
+                   help=N_("ask for this scope (repeat; default: what the server says)"))
     p.add_argument("--dpop", choices=tuple(DPOP_CHOICES),
-                   help="bind tokens to a key of this client's own (DPoP, RFC 9449): auto "
-                        "(when the server's resource metadata or challenge asks for it and "
-                        "its authorization server supports it; default), on (always), off "
-                        "(never)")
+                   help=N_("bind tokens to a key of this client's own (DPoP, RFC 9449): auto "
+                           "(when the server's resource metadata or challenge asks for it and "
+                           "its authorization server supports it; default), on (always), off "
+                           "(never)"))
 
 
 def add_auth_arguments(p: Parser) -> None:
     """``%mcp connect``'s ``--auth`` and its settings (HTTP servers only)."""
     p.add_argument("--auth", action="store_true",
-                   help="authorize with OAuth 2.1 when the server asks (401): discovery, "
-                        "registration, PKCE, token; see docs/authorization.md")
+                   help=N_("authorize with OAuth 2.1 when the server asks (401): discovery, "
+                           "registration, PKCE, token; see docs/authorization.md"))
     _oauth_arguments(p)
 
 
@@ -321,20 +321,20 @@ def _flows(mcp: McpMagics) -> dict[str, OAuth]:
 
 
 def _auth_arguments(p: Parser) -> None:
-    p.add_argument("name", nargs="?", help="which session (default: the current one)")
-    p.add_argument("--logout", action="store_true", help="forget the token and registration")
+    p.add_argument("name", nargs="?", help=N_("which session (default: the current one)"))
+    p.add_argument("--logout", action="store_true", help=N_("forget the token and registration"))
     p.add_argument("--steps", action="store_true",
-                   help="the last flow's steps: sent, received, rule, outcome (redacted)")
-    p.add_argument("--step", metavar="URL", help="start walking the flow for URL, one "
-                   "exchange per cell (then %%mcp auth --next)")
+                   help=N_("the last flow's steps: sent, received, rule, outcome (redacted)"))
+    p.add_argument("--step", metavar="URL", help=N_("start walking the flow for URL, one "
+                      "exchange per cell (then %%mcp auth --next)"))
     p.add_argument("--next", nargs="?", const="", default=None, metavar="REDIRECT_URL",
-                   help="make the next exchange of the walked flow (at the browser step: "
-                        "the address the browser landed on)")
+                   help=N_("make the next exchange of the walked flow (at the browser step: "
+                           "the address the browser landed on)"))
     _oauth_arguments(p)
 
 
-@GROUP.command("auth", "OAuth state (never the token), --steps, --logout, or --step URL / "
-               "--next",
+@GROUP.command("auth", N_("OAuth state (never the token), --steps, --logout, or --step URL / "
+                  "--next"),
                arguments=_auth_arguments,
                expand=("client_secret", "client_id", "client_metadata_url", "step"),
                objects=AUTH_OBJECTS)

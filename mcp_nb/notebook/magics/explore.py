@@ -6,6 +6,7 @@ import argparse
 import concurrent.futures
 from typing import TYPE_CHECKING
 
+from ...i18n import N_
 from ..explorer import Explorer
 from .lifecycle import session_name
 from .table import CommandGroup
@@ -18,9 +19,9 @@ GROUP = CommandGroup()
 LIST_WAIT_SECONDS = 30.0
 
 
-@GROUP.command("explore", "explore a server: tools (form → result), resources (read by MIME "
-                          "type), prompts (arguments → messages), notifications, stderr and "
-                          "the calls made, in one widget (also a tab of the session view)",
+@GROUP.command("explore", N_("explore a server: tools (form → result), resources (read by MIME "
+                             "type), prompts (arguments → messages), notifications, stderr and "
+                             "the calls made, in one widget (also a tab of the session view)"),
                arguments=session_name)
 def explore(mcp: McpMagics, args: argparse.Namespace) -> Explorer:
     hosted = mcp.session(args.name)

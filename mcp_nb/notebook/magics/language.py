@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ...i18n import LANGUAGES, _, language, set_language
+from ...i18n import LANGUAGES, N_, _, language, set_language
 from .table import CommandGroup
 
 if TYPE_CHECKING:
@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 GROUP = CommandGroup()
 
 
-@GROUP.command("lang", "the language of the kit's widgets, tables and messages in this "
-                       "kernel: en (the default) or zh (the Chinese edition's notebooks)",
+@GROUP.command("lang", N_("the language of the kit's widgets, tables and messages in this "
+                          "kernel: en (the default) or zh (the Chinese edition's notebooks)"),
                arguments=lambda p: p.add_argument("language", nargs="?", choices=LANGUAGES))
 def lang(mcp: McpMagics, args: argparse.Namespace) -> None:
     if args.language is not None:

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ...client.session import Subscription
-from ...i18n import _
+from ...i18n import N_, _
 from ...protocol.models import DiscoverResult
 from ..widgets import CapabilitiesView, Handshake, SessionView, StateDiagram
 from .table import CommandGroup, McpCellError, Parser
@@ -19,18 +19,18 @@ GROUP = CommandGroup()
 
 
 def _initialize_arguments(p: Parser) -> None:
-    p.add_argument("--version", help="protocol version to offer")
+    p.add_argument("--version", help=N_("protocol version to offer"))
     p.add_argument("--timeout", type=float)
 
 
-@GROUP.command("initialize", "send initialize (step-through)", arguments=_initialize_arguments)
+@GROUP.command("initialize", N_("send initialize (step-through)"), arguments=_initialize_arguments)
 def initialize(mcp: McpMagics, args: argparse.Namespace) -> Handshake:
     options = {} if args.timeout is None else {"timeout": args.timeout}
     mcp.session().initialize(args.version, **options)
     return mcp.view().handshake
 
 
-@GROUP.command("initialized", "send notifications/initialized (step-through)")
+@GROUP.command("initialized", N_("send notifications/initialized (step-through)"))
 def initialized(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
     mcp.session().send_initialized()
     return mcp.view().state_diagram
@@ -38,42 +38,43 @@ def initialized(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
 
 def session_name(p: Parser) -> None:
     """An optional session NAME for the views (default: the current session)."""
-    p.add_argument("name", nargs="?", help="which session (default: the current one)")
+    p.add_argument("name", nargs="?", help=N_("which session (default: the current one)"))
 
 
-@GROUP.command("state", "show the lifecycle state diagram", arguments=session_name)
+@GROUP.command("state", N_("show the lifecycle state diagram"), arguments=session_name)
 def state(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
     return mcp.view(args.name).state_diagram
 
 
-@GROUP.command("caps", "show both sides' capabilities and the version negotiation",
+@GROUP.command("caps", N_("show both sides' capabilities and the version negotiation"),
                arguments=session_name)
 def caps(mcp: McpMagics, args: argparse.Namespace) -> CapabilitiesView:
     return mcp.view(args.name).capabilities
 
 
-@GROUP.command("view", "show a session's live view: every tab, following the session (the "
-                       "other views show the step they were displayed at; default: the current "
-                       "session)", arguments=session_name)
+@GROUP.command("view", N_("show a session's live view: every tab, following the session (the "
+                          "other views show the step they were displayed at; default: the current "
+                          "session)"), arguments=session_name)
 def view(mcp: McpMagics, args: argparse.Namespace) -> SessionView:
     return mcp.view(args.name)
 
 
-@GROUP.command("discover", "send server/discover: the server's versions, capabilities, identity")
+@GROUP.command("discover", N_("send server/discover: the server's versions, capabilities, "
+                              "identity"))
 def discover(mcp: McpMagics, args: argparse.Namespace) -> DiscoverResult:
     return mcp.session().discover()
 
 
 def _listen_arguments(p: Parser) -> None:
-    p.add_argument("--tools", action="store_true", help="notifications/tools/list_changed")
-    p.add_argument("--prompts", action="store_true", help="notifications/prompts/list_changed")
+    p.add_argument("--tools", action="store_true", help=N_("notifications/tools/list_changed"))
+    p.add_argument("--prompts", action="store_true", help=N_("notifications/prompts/list_changed"))
     p.add_argument("--resources", action="store_true",
-                   help="notifications/resources/list_changed")
+                   help=N_("notifications/resources/list_changed"))
     p.add_argument("--uri", action="append", default=[],
-                   help="notifications/resources/updated for this resource (repeatable)")
+                   help=N_("notifications/resources/updated for this resource (repeatable)"))
 
 
-@GROUP.command("listen", "stateless era: open subscriptions/listen for change notifications",
+@GROUP.command("listen", N_("stateless era: open subscriptions/listen for change notifications"),
                arguments=_listen_arguments)
 def listen(mcp: McpMagics, args: argparse.Namespace) -> Subscription:
     return mcp.session().listen(tools=args.tools, prompts=args.prompts,
@@ -81,12 +82,12 @@ def listen(mcp: McpMagics, args: argparse.Namespace) -> Subscription:
 
 
 def _timeout_arguments(p: Parser) -> None:
-    p.add_argument("--default", type=float, help="default per-request timeout (seconds)")
-    p.add_argument("--max", type=float, help="maximum even with reset-on-progress")
+    p.add_argument("--default", type=float, help=N_("default per-request timeout (seconds)"))
+    p.add_argument("--max", type=float, help=N_("maximum even with reset-on-progress"))
     p.add_argument("--reset-on-progress", choices=["on", "off"])
 
 
-@GROUP.command("timeout", "show or set timeouts for the current session",
+@GROUP.command("timeout", N_("show or set timeouts for the current session"),
                arguments=_timeout_arguments)
 def timeout(mcp: McpMagics, args: argparse.Namespace) -> None:
     session = mcp.session().session
@@ -106,7 +107,7 @@ def _cancel_arguments(p: Parser) -> None:
     p.add_argument("--reason", default="cancelled from the notebook")
 
 
-@GROUP.command("cancel", "cancel an in-flight request (the latest by default)",
+@GROUP.command("cancel", N_("cancel an in-flight request (the latest by default)"),
                arguments=_cancel_arguments)
 def cancel(mcp: McpMagics, args: argparse.Namespace) -> None:
     try:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 GROUP = CommandGroup()
 
 
-@GROUP.command("tools", "list the server's tools", arguments=request_options)
+@GROUP.command("tools", N_("list the server's tools"), arguments=request_options)
 def tools(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     hosted = mcp.session()
     found = hosted.list_tools(**request_settings(args))
@@ -40,19 +40,19 @@ def _call_arguments(p: Parser) -> None:
     p.add_argument("tool")
     p.add_argument("arguments", nargs="*", metavar="k=v")
     p.add_argument("--background", action="store_true",
-                   help="return at once with a live progress widget (its Cancel button works "
-                        "because the kernel stays free)")
+                   help=N_("return at once with a live progress widget (its Cancel button works "
+                           "because the kernel stays free)"))
     p.add_argument("--reset-on-progress", action="store_true",
-                   help="restart the timeout whenever progress arrives")
-    p.add_argument("--max-timeout", type=float, help="upper bound even with progress")
-    p.add_argument("--timeout", type=float, help="seconds to wait (overrides the default)")
+                   help=N_("restart the timeout whenever progress arrives"))
+    p.add_argument("--max-timeout", type=float, help=N_("upper bound even with progress"))
+    p.add_argument("--timeout", type=float, help=N_("seconds to wait (overrides the default)"))
     p.add_argument("--force", action="store_true",
-                   help="send even if the arguments do not match the tool's inputSchema, or "
-                        "the lifecycle or capabilities forbid it (a finding is recorded)")
+                   help=N_("send even if the arguments do not match the tool's inputSchema, or "
+                           "the lifecycle or capabilities forbid it (a finding is recorded)"))
 
 
-@GROUP.command("call", "call a tool: %mcp call TOOL {json} or k=v … (checked against the "
-                       "tool's inputSchema first; --force sends anyway)",
+@GROUP.command("call", N_("call a tool: %mcp call TOOL {json} or k=v … (checked against the "
+                          "tool's inputSchema first; --force sends anyway)"),
                arguments=_call_arguments, json_arguments=True)
 def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session()
@@ -114,7 +114,7 @@ def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any])
                                  tool=name, problems="; ".join(found)))
 
 
-@GROUP.command("form", "a form for calling TOOL, generated from its inputSchema",
+@GROUP.command("form", N_("a form for calling TOOL, generated from its inputSchema"),
                arguments=lambda p: p.add_argument("tool"))
 def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
     hosted = mcp.session()
@@ -129,7 +129,7 @@ def form(mcp: McpMagics, args: argparse.Namespace) -> ToolForm:
         hosted.session.call_tool(tool.name, arguments)))
 
 
-@GROUP.command("resources", "list the server's resources", arguments=request_options)
+@GROUP.command("resources", N_("list the server's resources"), arguments=request_options)
 def resources(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     found = mcp.session().list_resources(**request_settings(args))
     return Listing(N_("resources"), ("uri", N_("name"), N_("MIME type")),
@@ -141,24 +141,24 @@ def _uri_arguments(p: Parser) -> None:
     request_options(p)
 
 
-@GROUP.command("read", "read a resource", arguments=_uri_arguments)
+@GROUP.command("read", N_("read a resource"), arguments=_uri_arguments)
 def read(mcp: McpMagics, args: argparse.Namespace) -> ResourceContents:
     return ResourceContents(mcp.session().read_resource(args.uri, **request_settings(args)))
 
 
-@GROUP.command("subscribe", "subscribe to a resource", arguments=_uri_arguments)
+@GROUP.command("subscribe", N_("subscribe to a resource"), arguments=_uri_arguments)
 def subscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session().subscribe_resource(args.uri, **request_settings(args))
     print(_("subscribed to {uri}; updates appear in the transcript").format(uri=args.uri))
 
 
-@GROUP.command("unsubscribe", "unsubscribe from a resource", arguments=_uri_arguments)
+@GROUP.command("unsubscribe", N_("unsubscribe from a resource"), arguments=_uri_arguments)
 def unsubscribe(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session().unsubscribe_resource(args.uri, **request_settings(args))
     print(_("unsubscribed from {uri}").format(uri=args.uri))
 
 
-@GROUP.command("prompts", "list the server's prompts", arguments=request_options)
+@GROUP.command("prompts", N_("list the server's prompts"), arguments=request_options)
 def prompts(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     found = mcp.session().list_prompts(**request_settings(args))
     return Listing(N_("prompts"), (N_("name"), N_("title"), N_("description")),
@@ -171,7 +171,7 @@ def _prompt_arguments(p: Parser) -> None:
     request_options(p)
 
 
-@GROUP.command("prompt", "get a prompt: %mcp prompt NAME k=v …", arguments=_prompt_arguments)
+@GROUP.command("prompt", N_("get a prompt: %mcp prompt NAME k=v …"), arguments=_prompt_arguments)
 def prompt(mcp: McpMagics, args: argparse.Namespace) -> PromptMessages:
     # Prompt arguments are strings by the spec: no JSON parsing here.
     arguments = key_values(args.arguments, parse_json=False)
@@ -179,7 +179,7 @@ def prompt(mcp: McpMagics, args: argparse.Namespace) -> PromptMessages:
         mcp.session().get_prompt(args.prompt, arguments, **request_settings(args)))
 
 
-@GROUP.command("ping", "send ping and show the round trip", arguments=request_options)
+@GROUP.command("ping", N_("send ping and show the round trip"), arguments=request_options)
 def ping(mcp: McpMagics, args: argparse.Namespace) -> None:
     seconds = mcp.session().ping(**request_settings(args))
     print(_("pong ({time})").format(time=f"{seconds * 1000:.1f} ms"))
@@ -190,7 +190,7 @@ def _log_level_arguments(p: Parser) -> None:
     request_options(p)
 
 
-@GROUP.command("log-level", "logging/setLevel", arguments=_log_level_arguments)
+@GROUP.command("log-level", N_("logging/setLevel"), arguments=_log_level_arguments)
 def log_level(mcp: McpMagics, args: argparse.Namespace) -> None:
     hosted = mcp.session()
     if hosted.era is Era.STATELESS and not args.force:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...i18n import _
+from ...i18n import N_, _
 from ...recording import Recording, RecordingError, capture, load, save
 from ...recording.cli import timing_factor
 from ...recording.diff import SessionDiff, diff_recordings
@@ -35,10 +35,10 @@ GROUP = CommandGroup()
 def add_replay_arguments(p: Parser) -> None:
     """``%mcp connect``'s ``--replay FILE`` and ``--replay-timing``."""
     p.add_argument("--replay", metavar="FILE",
-                   help="answer from a recording instead of a server (python -m mcp_nb.replay "
-                        "FILE), in the era it was recorded in")
+                   help=N_("answer from a recording instead of a server (python -m mcp_nb.replay "
+                           "FILE), in the era it was recorded in"))
     p.add_argument("--replay-timing", type=timing_factor, default=1.0, metavar="HOW",
-                   help="with --replay: recorded (default), none, or a factor such as 0.5")
+                   help=N_("with --replay: recorded (default), none, or a factor such as 0.5"))
 
 
 def replay_target(args: argparse.Namespace) -> tuple[str, Transport, bool]:
@@ -76,14 +76,14 @@ def _session_or_file(mcp: McpMagics, name: str) -> Recording:
 
 def _save_arguments(p: Parser) -> None:
     p.add_argument("names", nargs="+", metavar="[NAME] FILE",
-                   help="the session (default: the current one) and the file to write")
+                   help=N_("the session (default: the current one) and the file to write"))
     p.add_argument("--secret", action="append", default=[], metavar="VALUE",
-                   help="a value of your own to scrub everywhere (repeatable); header values, "
-                        "secret-named flags and URL credentials are found without help")
+                   help=N_("a value of your own to scrub everywhere (repeatable); header values, "
+                           "secret-named flags and URL credentials are found without help"))
 
 
-@GROUP.command("save", "save a session as a recording (JSON Lines, docs/recording.md); "
-                       "credentials are redacted", arguments=_save_arguments,
+@GROUP.command("save", N_("save a session as a recording (JSON Lines, docs/recording.md); "
+                          "credentials are redacted"), arguments=_save_arguments,
                expand=("names", "secret"))
 def save_session(mcp: McpMagics, args: argparse.Namespace) -> None:
     if len(args.names) > 2:
@@ -102,14 +102,14 @@ def save_session(mcp: McpMagics, args: argparse.Namespace) -> None:
 
 
 def _diff_arguments(p: Parser) -> None:
-    p.add_argument("before", help="a session name or a recording file")
-    p.add_argument("after", help="a session name or a recording file")
+    p.add_argument("before", help=N_("a session name or a recording file"))
+    p.add_argument("after", help=N_("a session name or a recording file"))
     # dest: the dispatcher keeps args.json for tool arguments.
-    p.add_argument("--json", action="store_true", dest="as_json", help="print the diff as JSON")
+    p.add_argument("--json", action="store_true", dest="as_json", help=N_("print the diff as JSON"))
 
 
-@GROUP.command("diff", "compare two sessions or recordings: interface (info, capabilities, "
-                       "tools, resources, prompts) and behaviour (the same calls)",
+@GROUP.command("diff", N_("compare two sessions or recordings: interface (info, capabilities, "
+                          "tools, resources, prompts) and behaviour (the same calls)"),
                arguments=_diff_arguments, expand=("before", "after"))
 def diff(mcp: McpMagics, args: argparse.Namespace) -> SessionDiff | None:
     found = diff_recordings(_session_or_file(mcp, args.before),
@@ -122,14 +122,14 @@ def diff(mcp: McpMagics, args: argparse.Namespace) -> SessionDiff | None:
 
 def _export_arguments(p: Parser) -> None:
     p.add_argument("names", nargs="+", metavar="[NAME] FILE.py",
-                   help="the session or recording file (default: the current session) and "
-                        "the pytest file to write")
+                   help=N_("the session or recording file (default: the current session) and "
+                           "the pytest file to write"))
     p.add_argument("--normalize", choices=("exact", "whitespace", "numbers"), default="exact",
-                   help="how text results are compared (structured content: always exactly)")
+                   help=N_("how text results are compared (structured content: always exactly)"))
 
 
-@GROUP.command("export-tests", "write a pytest file from a session's calls, the recorded "
-                               "results as expectations", arguments=_export_arguments,
+@GROUP.command("export-tests", N_("write a pytest file from a session's calls, the recorded "
+                                  "results as expectations"), arguments=_export_arguments,
                expand=("names",))
 def export(mcp: McpMagics, args: argparse.Namespace) -> None:
     if len(args.names) > 2:

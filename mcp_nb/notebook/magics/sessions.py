@@ -38,60 +38,62 @@ GROUP = CommandGroup()
 
 
 def _connect_arguments(p: Parser) -> None:
-    p.add_argument("name", nargs="?", help="session name (default: derived from the target); "
-                                           "an existing session of that name is replaced")
+    p.add_argument("name", nargs="?", help=N_("session name (default: derived from the target); "
+                                              "an existing session of that name is replaced"))
     p.add_argument("target", nargs="*",
-                   help="an http(s):// URL, or after --: the server command and its arguments "
-                        "(no shell is used); omit to start the bundled lab server. {expr} and "
-                        "$name are expanded from the notebook, e.g. -- {sys.executable} "
-                        "server.py runs the server with the kernel's own Python")
+                   help=N_("an http(s):// URL, or after --: the server command and its arguments "
+                           "(no shell is used); omit to start the bundled lab server. {expr} and "
+                           "$name are expanded from the notebook, e.g. -- {sys.executable} "
+                           "server.py runs the server with the kernel's own Python"))
     p.add_argument("--transport", choices=["auto", "streamable-http", "sse"], default="auto",
-                   help="HTTP only: auto tries Streamable HTTP and falls back to the legacy "
-                        "HTTP+SSE transport on a 400/404/405")
+                   help=N_("HTTP only: auto tries Streamable HTTP and falls back to the legacy "
+                           "HTTP+SSE transport on a 400/404/405"))
     p.add_argument("--header", action="append", default=[], metavar="K=V",
-                   help="HTTP only: extra request header, e.g. Authorization=Bearer x "
-                        "(values are redacted in transcripts; {expr} and $name expanded)")
+                   help=N_("HTTP only: extra request header, e.g. Authorization=Bearer x "
+                           "(values are redacted in transcripts; {expr} and $name expanded)"))
     p.add_argument("--step", action="store_true",
-                   help="open without initializing: step through with %%mcp initialize, "
-                        "%%mcp initialized")
-    p.add_argument("--version", help="protocol version to offer (any string, for teaching)")
+                   help=N_("open without initializing: step through with %%mcp initialize, "
+                           "%%mcp initialized"))
+    p.add_argument("--version", help=N_("protocol version to offer (any string, for teaching)"))
     p.add_argument("--era", choices=["auto", "handshake", "stateless"],
-                   help="handshake: initialize (2024-11-05 … 2025-11-25); stateless: "
-                        "server/discover, then 2026-07-28 on every request; auto: probe with "
-                        "server/discover and fall back to initialize (default: McpMagics.era)")
+                   help=N_("handshake: initialize (2024-11-05 … 2025-11-25); stateless: "
+                           "server/discover, then 2026-07-28 on every request; auto: probe with "
+                           "server/discover and fall back to initialize (default: McpMagics.era)"))
     p.add_argument("--log-level", choices=LOG_LEVELS,
-                   help="stateless era: the log level every request asks for")
-    p.add_argument("--timeout", type=float, help="default request timeout for this session")
+                   help=N_("stateless era: the log level every request asks for"))
+    p.add_argument("--timeout", type=float, help=N_("default request timeout for this session"))
     p.add_argument("--tasks", action="store_true",
-                   help="declare the tasks extension (SEP-2663): the server may run a tool "
-                        "call as a task (%%mcp task shows it)")
+                   help=N_("declare the tasks extension (SEP-2663): the server may run a tool "
+                           "call as a task (%%mcp task shows it)"))
     p.add_argument("--no-apps", action="store_true",
-                   help="do not declare the MCP Apps extension: App tools answer as text "
-                        "only (default: McpMagics.apps declares it)")
+                   help=N_("do not declare the MCP Apps extension: App tools answer as text "
+                           "only (default: McpMagics.apps declares it)"))
     p.add_argument("--env", action="append", default=[], metavar="K=V",
-                   help="environment variable for the server (repeatable; {expr} and $name "
-                        "expanded)")
-    p.add_argument("--cwd", help="working directory for the server")
-    p.add_argument("--config", help="a Claude-Desktop-style JSON file with mcpServers, or "
-                                    "{servers}: a dict of that shape from the notebook (its "
-                                    "entries may hold Python values, e.g. an \"auth\" "
-                                    "\"callback\" function)")
-    p.add_argument("--server", help="which mcpServers entry (default: NAME)")
+                   help=N_("environment variable for the server (repeatable; {expr} and $name "
+                           "expanded)"))
+    p.add_argument("--cwd", help=N_("working directory for the server"))
+    p.add_argument("--config", help=N_("a Claude-Desktop-style JSON file with mcpServers, or "
+                                       "{servers}: a dict of that shape from the notebook (its "
+                                       "entries may hold Python values, e.g. an \"auth\" "
+                                       "\"callback\" function)"))
+    p.add_argument("--server", help=N_("which mcpServers entry (default: NAME)"))
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
-                   help="fault knob for the bundled lab server, e.g. --lab=--ignore-sigterm")
-    for kind in ("sampling", "elicitation"):
-        p.add_argument(f"--{kind}", metavar="form|NAME",
-                       help=f"declare {kind} and answer the server's requests through a form "
-                            f"(a person clicks) or with the Python callable NAME from the "
-                            f"notebook's namespace")
+                   help=N_("fault knob for the bundled lab server, e.g. --lab=--ignore-sigterm"))
+    for kind, text in (("sampling", N_("declare sampling and answer the server's requests "
+                                      "through a form (a person clicks) or with the Python "
+                                      "callable NAME from the notebook's namespace")),
+                       ("elicitation", N_("declare elicitation and answer the server's requests "
+                                          "through a form (a person clicks) or with the Python "
+                                          "callable NAME from the notebook's namespace"))):
+        p.add_argument(f"--{kind}", metavar="form|NAME", help=text)
     p.add_argument("--roots", nargs="+", metavar="PATH_OR_URI",
-                   help="declare roots and answer roots/list with these")
+                   help=N_("declare roots and answer roots/list with these"))
     add_replay_arguments(p)
     add_auth_arguments(p)
 
 
-@GROUP.command("connect", "open a session: a stdio command, an http(s) URL, an mcpServers "
-                          "config entry, or (with no target) the bundled lab server",
+@GROUP.command("connect", N_("open a session: a stdio command, an http(s) URL, an mcpServers "
+                             "config entry, or (with no target) the bundled lab server"),
                arguments=_connect_arguments, server_argv=True,
                expand=("target", "header", "env", "cwd", "roots", "replay", "client_id",
                        "client_secret", "client_metadata_url"), objects=("config", *AUTH_OBJECTS))
@@ -348,10 +350,10 @@ def _config_entry(source: object, key: str | None) -> Mapping[str, Any]:
 
 def _shutdown_arguments(p: Parser) -> None:
     p.add_argument("name", nargs="?")
-    p.add_argument("--all", action="store_true", help="every session")
+    p.add_argument("--all", action="store_true", help=N_("every session"))
 
 
-@GROUP.command("shutdown", "shut a session down (close stdin → SIGTERM → SIGKILL)",
+@GROUP.command("shutdown", N_("shut a session down (close stdin → SIGTERM → SIGKILL)"),
                arguments=_shutdown_arguments)
 def shutdown(mcp: McpMagics, args: argparse.Namespace) -> None:
     names = list(mcp.sessions) if args.all else [mcp.session(args.name).name]
@@ -360,7 +362,7 @@ def shutdown(mcp: McpMagics, args: argparse.Namespace) -> None:
         print(f"{name}: {mcp.sessions[name].session.state.value}")
 
 
-@GROUP.command("sessions", "list sessions")
+@GROUP.command("sessions", N_("list sessions"))
 def sessions(mcp: McpMagics, args: argparse.Namespace) -> Listing:
     rows = [(name + (" *" if name == mcp.current else ""), h.session.state.value,
              h.session.negotiated_version or "", h.session.transport.kind)
@@ -370,7 +372,7 @@ def sessions(mcp: McpMagics, args: argparse.Namespace) -> Listing:
                    list(mcp.sessions.values()))
 
 
-@GROUP.command("use", "make NAME the current session",
+@GROUP.command("use", N_("make NAME the current session"),
                arguments=lambda p: p.add_argument("name"))
 def use(mcp: McpMagics, args: argparse.Namespace) -> None:
     mcp.session(args.name)

@@ -17,10 +17,13 @@ and the group is switched on by one line in :data:`~mcp_nb.notebook.magics.magic
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NoReturn
+
+from ...i18n import N_, _
 
 
 class McpCellError(Exception):
@@ -38,8 +41,36 @@ class HelpShown(Exception):
     """``--help`` was printed: the cell ends quietly."""
 
 
+class TranslatedHelp(argparse.HelpFormatter):
+    """Help texts in the kit's language of the moment ``--help`` is asked for.
+
+    The texts are declared once, at import, marked with ``N_`` for the catalogs; a
+    parser is built once, so the translation happens here, when help is written.
+    """
+
+    def add_text(self, text: str | None) -> None:
+        super().add_text(_(text) if text and text is not argparse.SUPPRESS else text)
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = action.help
+        if text and text is not argparse.SUPPRESS:
+            translated = _(text)
+            if translated == text:
+                # A subcommand's help arrives %-escaped for argparse: the catalog has it plain.
+                plain = text.replace("%%", "%")
+                translated = _(plain).replace("%", "%%") if _(plain) != plain else text
+            if translated != text:
+                action = copy.copy(action)
+                action.help = translated
+        return super()._expand_help(action)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that fails the cell instead of exiting the kernel."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", TranslatedHelp)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise Usage(f"{message}\n{self.format_usage().strip()}")
@@ -98,7 +129,8 @@ class CommandGroup:
 
 def build_parser(groups: Iterable[CommandGroup]) -> tuple[Parser, dict[str, Subcommand]]:
     """The ``%mcp`` grammar and the subcommands by name, both from the same table."""
-    root = Parser(prog="%mcp", description="Open and drive MCP client sessions from a notebook.")
+    root = Parser(prog="%mcp",
+                  description=N_("Open and drive MCP client sessions from a notebook."))
     sub = root.add_subparsers(dest="command", metavar="SUBCOMMAND", parser_class=Parser)
     table: dict[str, Subcommand] = {}
     for group in groups:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ...i18n import _
+from ...i18n import N_, _
 from ..request_views import TaskView
 from .table import CommandGroup, McpCellError, Parser
 
@@ -16,12 +16,12 @@ GROUP = CommandGroup()
 
 
 def _task_arguments(p: Parser) -> None:
-    p.add_argument("id", nargs="?", help="the task id (default: the latest task)")
+    p.add_argument("id", nargs="?", help=N_("the task id (default: the latest task)"))
 
 
-@GROUP.command("task", "show a task of the current session (connect --tasks, then call a "
-                       "task-making tool with --background): its status diagram, Refresh, "
-                       "Cancel (tasks/cancel)", arguments=_task_arguments)
+@GROUP.command("task", N_("show a task of the current session (connect --tasks, then call a "
+                          "task-making tool with --background): its status diagram, Refresh, "
+                          "Cancel (tasks/cancel)"), arguments=_task_arguments)
 def task(mcp: McpMagics, args: argparse.Namespace) -> TaskView:
     hosted = mcp.session()
     tasks = hosted.session.tasks

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from ...i18n import _
+from ...i18n import N_, _
 from ..widgets import FindingsView, TranscriptView
 from .displays import RawView
 from .lifecycle import session_name
@@ -22,13 +22,13 @@ GROUP = CommandGroup()
 def _transcript_arguments(p: Parser) -> None:
     session_name(p)
     p.add_argument("--export", metavar="FILE",
-                   help="write JSON Lines to FILE ({expr} and $name expanded)")
+                   help=N_("write JSON Lines to FILE ({expr} and $name expanded)"))
     p.add_argument("--direction", choices=["send", "recv", "event", "app"],
-                   help="app: an MCP App's postMessage lane (app→host, host→app)")
+                   help=N_("app: an MCP App's postMessage lane (app→host, host→app)"))
     p.add_argument("--method")
 
 
-@GROUP.command("transcript", "show (or export) the wire transcript",
+@GROUP.command("transcript", N_("show (or export) the wire transcript"),
                arguments=_transcript_arguments, expand=("export",))
 def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
     hosted = mcp.session(args.name)
@@ -46,7 +46,7 @@ def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
     return view
 
 
-@GROUP.command("findings", "spec violations observed in a session", arguments=session_name)
+@GROUP.command("findings", N_("spec violations observed in a session"), arguments=session_name)
 def findings(mcp: McpMagics, args: argparse.Namespace) -> FindingsView:
     return mcp.view(args.name).findings
 
