@@ -92,8 +92,9 @@ class StatelessEra:
         session = self._session
         version = session.stateless_version
         for attempt in range(2):
-            self._step("probe", f"server/discover at {version}: a stateless-era server "
-                       "answers it, a handshake-era one refuses or ignores it")
+            self._step("probe", _("server/discover at {version}: a stateless-era server "
+                                  "answers it, a handshake-era one refuses or ignores it").format(
+                version=version))
             try:
                 result = await self.request(
                     "server/discover", None, version=version, negotiate=False,
@@ -120,7 +121,7 @@ class StatelessEra:
                     raise EraProbeFailed(_(
                         "the server does not speak the stateless era: {reason}; connect with "
                         "era='auto' (or 'handshake') to reach it").format(reason=verdict.reason))
-                self._step("fallback", "falling back to the initialize handshake")
+                self._step("fallback", _("falling back to the initialize handshake"))
                 initialized = await session.initialize(handshake_version)
                 await session.send_initialized()
                 return initialized
@@ -142,8 +143,9 @@ class StatelessEra:
             client=session.client_capabilities,
             server=discover.capabilities.model_dump(exclude_none=True), version=version)
         session.transport.set_protocol_version(version)
-        self._step("adopt", f"stateless era, protocol {version}: no handshake; every "
-                   "request carries version, capabilities and client info in _meta")
+        self._step("adopt", _("stateless era, protocol {version}: no handshake; every request "
+                              "carries version, capabilities and client info in _meta").format(
+            version=version))
         session.lifecycle.fire(Event.ADOPT_STATELESS,
                                f"server/discover answered; speaking {version}")
 
@@ -192,11 +194,15 @@ class StatelessEra:
                     ) from exc
                 renegotiated = True
                 if mutual[-1] == version:
-                    self._step("version", f"{method}: the server refused {version} although "
-                               "it lists it as supported; retrying once at the same version")
+                    self._step("version", _(
+                        "{method}: the server refused {version} although it lists it as "
+                        "supported; retrying once at the same version").format(
+                        method=method, version=version))
                 else:
-                    self._step("version", f"{method}: the server does not speak {version}; "
-                               f"retrying at {mutual[-1]}, which it lists")
+                    self._step("version", _(
+                        "{method}: the server does not speak {version}; retrying at {retry}, "
+                        "which it lists").format(method=method, version=version,
+                                                 retry=mutual[-1]))
                 version = session.stateless_version = mutual[-1]
                 current = {**current, "_meta": {**current["_meta"],
                                                 stateless.META_PROTOCOL_VERSION: version}}

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..i18n import _
 from .errors import (
     ERROR_NAMES,
     HEADER_MISMATCH,
@@ -226,53 +227,78 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
     JSON-RPC body has code ``None`` and its ``http_status``.
     """
     if timed_out:
-        return ProbeVerdict("handshake", "no answer to server/discover within the probe "
-                            "timeout: a handshake-era server may ignore unknown requests "
-                            "before initialize")
+        return ProbeVerdict(
+            "handshake",
+            _("no answer to server/discover within the probe timeout: a handshake-era server may "
+              "ignore unknown requests before initialize"))
     if error is not None:
         code, message, data = error
         if http_status == 401:
             # An authorization challenge says nothing about the era: never fall back on it.
-            return ProbeVerdict("fail", "server/discover was answered 401 Unauthorized: the "
-                                "server wants authorization (MCP basic/authorization), which "
-                                "says nothing about its era; connect with an OAuth client, "
-                                "e.g. http_transport(url, auth=mcp_nb.auth.OAuth())")
+            return ProbeVerdict(
+                "fail",
+                _("server/discover was answered 401 Unauthorized: the server wants authorization "
+                  "(MCP basic/authorization), which says nothing about its era; connect with an "
+                  "OAuth client, e.g. http_transport(url, auth=mcp_nb.auth.OAuth())"))
         if code is None:
-            return ProbeVerdict("handshake", f"server/discover was refused with HTTP "
-                                f"{http_status} and no JSON-RPC error: not a stateless-era "
-                                "server")
+            return ProbeVerdict(
+                "handshake",
+                _("server/discover was refused with HTTP {http_status} and no JSON-RPC error: not "
+                  "a stateless-era server").format(http_status=http_status))
         name = ERROR_NAMES.get(code, "error")
         if code == UNSUPPORTED_PROTOCOL_VERSION:
             supported = supported_from_error(data) or []
             mutual = [v for v in speaks if v in supported]
             if mutual and mutual[-1] != offered:
-                return ProbeVerdict("retry", f"the server is modern but does not speak "
-                                    f"{offered}; it lists {', '.join(supported)}", mutual[-1])
+                return ProbeVerdict(
+                    "retry",
+                    _("the server is modern but does not speak {offered}; it lists "
+                      "{supported}").format(offered=offered, supported=", ".join(supported)),
+                    mutual[-1])
             if mutual:  # it refused the very version it lists: worth one more try as it is
-                return ProbeVerdict("retry", f"the server refused {offered} although it lists "
-                                    f"it among the versions it supports "
-                                    f"({', '.join(supported)}); trying {offered} once more",
-                                    offered)
+                return ProbeVerdict(
+                    "retry",
+                    _("the server refused {offered} although it lists it among the versions it "
+                      "supports ({supported}); trying {offered} once more").format(
+                        offered=offered, supported=", ".join(supported)),
+                    offered)
             if any(v in VERSIONS for v in supported):
-                return ProbeVerdict("handshake", f"the server lists only handshake-era "
-                                    f"versions it shares with us ({', '.join(supported)})")
-            return ProbeVerdict("fail", f"the server is stateless-era but supports "
-                                f"{', '.join(supported) or 'no version'}, none of which this "
-                                f"client speaks ({', '.join(speaks)})")
+                return ProbeVerdict(
+                    "handshake",
+                    _("the server lists only handshake-era versions it shares with us "
+                      "({supported})").format(supported=", ".join(supported)))
+            return ProbeVerdict(
+                "fail",
+                _("the server is stateless-era but supports {supported}, none of which this "
+                  "client speaks ({speaks})").format(
+                    supported=", ".join(supported) or _("no version"), speaks=", ".join(speaks)))
         if code in (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY):
-            return ProbeVerdict("fail", f"the server is stateless-era but rejected the probe "
-                                f"with {code} {name}: {message}")
-        return ProbeVerdict("handshake", f"server/discover was answered with error {code} "
-                            f"({message}), not a stateless-era error: a handshake-era server")
+            return ProbeVerdict(
+                "fail",
+                _("the server is stateless-era but rejected the probe with {code} {name}: "
+                  "{message}").format(code=code, name=name, message=message))
+        return ProbeVerdict(
+            "handshake",
+            _("server/discover was answered with error {code} ({message}), not a stateless-era "
+              "error: a handshake-era server").format(code=code, message=message))
     try:
         discover = DiscoverResult.model_validate(result or {})
     except ValueError:
-        return ProbeVerdict("handshake", "the answer to server/discover is not a discover "
-                            "result: not evidence of a stateless-era server")
+        return ProbeVerdict(
+            "handshake",
+            _("the answer to server/discover is not a discover result: not evidence of a "
+              "stateless-era server"))
     mutual = [v for v in speaks if v in discover.supportedVersions]
     if not mutual:
-        return ProbeVerdict("handshake", "server/discover answered, but it lists no "
-                            f"stateless-era version ({', '.join(discover.supportedVersions)})",
-                            discover=discover)
-    return ProbeVerdict("stateless", f"server/discover answered: the server speaks "
-                        f"{', '.join(discover.supportedVersions)}", mutual[-1], discover)
+        return ProbeVerdict(
+            "handshake",
+            _("server/discover answered, but it lists no stateless-era version "
+              "({supportedVersions})").format(
+                supportedVersions=", ".join(discover.supportedVersions)),
+            discover=discover)
+    return ProbeVerdict(
+        "stateless",
+        _("server/discover answered: the server speaks {supportedVersions}").format(
+            supportedVersions=", ".join(discover.supportedVersions)),
+        mutual[-1],
+        discover)
