@@ -215,3 +215,13 @@ def test_broken_templates_fail_with_the_reason(template: str, why: str) -> None:
 
 def test_template_variables_are_read_in_order() -> None:
     assert template_variables("{+a,b*}/x{?c:3}") == ["a", "b", "c"]
+
+
+async def test_a_tool_call_the_client_would_not_send_is_not_judged() -> None:
+    # Without the tools capability our own client refuses tools/call: nothing reached the
+    # server, so the unknown-tool and input-error checks have nothing to judge.
+    report = await run_checkup(lab_command("--omit-capability", "tools"), timeout=TIMEOUT,
+                               call_tools="all")
+    assert verdicts(report) == {"capabilities.tools": "fail"}, text_summary(report)
+    unknown = report.result("tools.unknown-tool")
+    assert unknown.outcome == "not-applicable" and "was not sent" in unknown.detail

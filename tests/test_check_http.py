@@ -266,3 +266,22 @@ def test_docs_list_these_checks_and_knobs() -> None:
         assert f"| `{check.id}` | {check.title} | {check.rule.level} |" in page, check.id
     for knob, expected in {**HTTP_KNOBS, **APPS_KNOBS}.items():
         assert f"| `{' '.join(knob)}` | `{next(iter(expected))}` |" in page, knob
+
+
+async def test_a_bogus_answered_version_is_charged_to_its_own_check_only() -> None:
+    # The lab answers version 1999-01-01; sending that back in MCP-Protocol-Version would
+    # rightly get 400, which is not the notification rule's fault (it once failed here).
+    report = await checkup("--answer-version", "1999-01-01")
+    assert verdicts(report) == {"lifecycle.version-answer": "fail"}, text_summary(report)
+    assert report.result("http.notification-202").outcome == "pass"
+
+
+async def test_a_cancelled_answer_that_crossed_the_cancel_is_not_a_late_answer() -> None:
+    # The conformance fixtures' progress tool ends 50 ms after its second progress; with
+    # every tool called at once the answer can be on the wire before the cancel arrives,
+    # which the spec allows. A ping sent behind the cancel tells the two apart.
+    with lab_server("--fixtures", "conformance") as server:
+        report = await run_checkup(server.ready_text, timeout=TIMEOUT, call_tools="all")
+    assert report.result("tools.cancellation").outcome in ("pass", "not-applicable"), \
+        text_summary(report)
+    assert "jsonrpc.ids" not in verdicts(report)  # the ping's answer was waited for

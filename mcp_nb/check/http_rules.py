@@ -33,7 +33,7 @@ import httpx
 
 from ..protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
-from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS
+from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS, VERSIONS
 from .model import Outcome
 
 #: An Origin a DNS-rebinding page would send.
@@ -289,7 +289,11 @@ async def _handshake(checkup: Recorder, probe: HttpProbe, plain: Answer,
     else:
         checkup.put("http.session-id", "fail", f"session id {sid!r} has characters outside "
                     "0x21..0x7E", [plain.evidence])
-    good = {"MCP-Protocol-Version": version} if isinstance(version, str) else {}
+    # The negotiated version goes in the header only when it is a revision: a server
+    # that answered a version that does not exist (a finding of its own, judged by
+    # lifecycle.version-answer) rightly refuses that header with 400, and that refusal
+    # must not be charged to the notification and session checks below.
+    good = {"MCP-Protocol-Version": version} if version in VERSIONS else {}
     if sid:
         good["Mcp-Session-Id"] = sid
     note = await probe.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, good)

@@ -23,15 +23,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..client import ClientSession
-from ..transports import StdioTransport, http_transport
+from ..transports import http_transport
 from .model import Report
-from .runner import _Checkup, run_checkup
+from .runner import run_checkup
 
 
 class ConfigError(ValueError):
@@ -112,13 +112,6 @@ def server_entry(config: Mapping[str, Any], name: str | None) -> ServerEntry:
                        cwd=None if entry.get("cwd") is None else str(entry["cwd"]))
 
 
-def _stdio_sessions(entry: ServerEntry, timeout: float, *,
-                    apps: bool = False) -> Callable[[], ClientSession]:
-    command, env, cwd = entry.command, entry.env, entry.cwd
-    return lambda: ClientSession(StdioTransport(command, env=env, cwd=cwd), timeout=timeout,
-                                 probe_timeout=timeout, apps=apps)
-
-
 async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[str] = (),
                             timeout: float = 10.0) -> Report:
     """Run the checkup on an mcpServers entry, with its env, cwd and headers.
@@ -132,15 +125,8 @@ async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[st
         async with session:
             await session.connect(era="auto")
             report = await run_checkup(session, call_tools=call_tools, timeout=timeout)
-    elif entry.env or entry.cwd:
-        # run_checkup takes a bare argv; this hook gives the runner's checkup sessions
-        # spawned with the entry's environment and working directory instead (its
-        # factories of new connections, plain and declaring MCP Apps).
-        checkup = _Checkup(entry.target, call_tools, timeout)
-        checkup.new_session = _stdio_sessions(entry, timeout)
-        checkup.new_apps_session = _stdio_sessions(entry, timeout, apps=True)
-        report = await checkup.run()
     else:
-        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout)
+        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout,
+                                   env=entry.env or None, cwd=entry.cwd)
     report.target = entry.describe()
     return report
