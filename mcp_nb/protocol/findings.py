@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..i18n import N_, _
 from .plaintext import plain_text
 
 SPEC_BASE_URL = "https://modelcontextprotocol.io/specification"
@@ -55,6 +56,16 @@ class Rule:
         return f"{SPEC_BASE_URL}/{version or self.spec_version}/{self.section}"
 
     @property
+    def text(self) -> str:
+        """:attr:`summary` in the kit's language (``summary`` stays as written: it is data,
+        in a finding's JSON and a recording).
+
+        >>> RULES["duplicate-response"].text
+        'Each request gets exactly one response.'
+        """
+        return _(self.summary)
+
+    @property
     def source(self) -> str:
         """Where the rule comes from: ``spec: basic#responses`` or ``client policy, setting …``."""
         if self.kind == "policy":
@@ -73,158 +84,158 @@ def _policy(rule_id: str, summary: str, setting: str | None = None) -> Rule:
 _RULE_LIST = (
     Rule(
         "server-request-before-initialized",
-        "Before the initialized notification the server should send no requests but pings, "
-        "and no notifications but logging (a SHOULD NOT in the spec).",
+        N_("Before the initialized notification the server should send no requests but pings, "
+           "and no notifications but logging (a SHOULD NOT in the spec)."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "client-message-before-initialize",
-        "Before initializing, the client may send only the initialize request.",
+        N_("Before initializing, the client may send only the initialize request."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "client-request-while-initializing",
-        "Until the initialize response arrives, the client should send no requests but pings "
-        "(a SHOULD NOT in the spec).",
+        N_("Until the initialize response arrives, the client should send no requests but pings "
+           "(a SHOULD NOT in the spec)."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "client-request-before-initialized",
-        "Normal operation starts after the client has sent notifications/initialized "
-        "(this client holds everything but ping back until then).",
+        N_("Normal operation starts after the client has sent notifications/initialized "
+           "(this client holds everything but ping back until then)."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "initialized-without-prefix",
-        "The handshake ends with notifications/initialized; a bare 'initialized' is an unknown "
-        "notification that a server ignores, so the handshake stays unfinished.",
+        N_("The handshake ends with notifications/initialized; a bare 'initialized' is an unknown "
+           "notification that a server ignores, so the handshake stays unfinished."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "message-after-shutdown",
-        "Once shutdown has begun no new requests are sent.",
+        N_("Once shutdown has begun no new requests are sent."),
         "basic/lifecycle#shutdown",
     ),
     Rule(
         "initialize-twice",
-        "A session is initialized once; a new lifecycle needs a new session.",
+        N_("A session is initialized once; a new lifecycle needs a new session."),
         "basic/lifecycle#initialization",
     ),
     Rule(
         "capability-not-negotiated",
-        "Both sides use only capabilities that were negotiated during initialization.",
+        N_("Both sides use only capabilities that were negotiated during initialization."),
         "basic/lifecycle#capability-negotiation",
     ),
     Rule(
         "invalid-json",
-        "Every line on stdout must be a JSON-RPC message (logs belong on stderr).",
+        N_("Every line on stdout must be a JSON-RPC message (logs belong on stderr)."),
         "basic/transports#stdio",
     ),
     Rule(
         "invalid-message",
-        "Messages must be valid JSON-RPC 2.0 objects.",
+        N_("Messages must be valid JSON-RPC 2.0 objects."),
         "basic#messages",
     ),
     Rule(
         "invalid-utf8",
-        "MCP messages are UTF-8 encoded JSON-RPC.",
+        N_("MCP messages are UTF-8 encoded JSON-RPC."),
         "basic/transports",
     ),
     Rule(
         "response-to-unknown-id",
-        "A response must carry the id of a request that was sent.",
+        N_("A response must carry the id of a request that was sent."),
         "basic#responses",
     ),
     Rule(
         "duplicate-response",
-        "Each request gets exactly one response.",
+        N_("Each request gets exactly one response."),
         "basic#responses",
     ),
     Rule(
         "request-id-reused",
-        "Request ids must not be reused within a session.",
+        N_("Request ids must not be reused within a session."),
         "basic#requests",
     ),
     Rule(
         "unsupported-version",
-        "The client disconnects if it cannot speak the version the server answered.",
+        N_("The client disconnects if it cannot speak the version the server answered."),
         "basic/lifecycle#version-negotiation",
     ),
     Rule(
         "batch-not-allowed",
-        "JSON-RPC batches are allowed only in protocol version 2025-03-26.",
+        N_("JSON-RPC batches are allowed only in protocol version 2025-03-26."),
         "basic#messages",
     ),
     Rule(
         "progress-unknown-token",
-        "Progress notifications must reference a token from an active request.",
+        N_("Progress notifications must reference a token from an active request."),
         "basic/utilities/progress",
     ),
     # The stateless era (2026-07-28).
     Rule(
         "removed-in-stateless-era",
-        "The stateless era has no initialize handshake, ping, logging/setLevel or "
-        "resources/subscribe; each request stands alone.",
+        N_("The stateless era has no initialize handshake, ping, logging/setLevel or "
+           "resources/subscribe; each request stands alone."),
         "changelog#major-changes", "2026-07-28",
     ),
     Rule(
         "result-type-missing",
-        "Every result of a 2026-07-28 server carries resultType (absent is read as complete).",
+        N_("Every result of a 2026-07-28 server carries resultType (absent is read as complete)."),
         "basic#resulttype", "2026-07-28",
     ),
     Rule(
         "result-type-unknown",
-        "A resultType the client does not recognise makes the result invalid.",
+        N_("A resultType the client does not recognise makes the result invalid."),
         "basic#resulttype", "2026-07-28",
     ),
     Rule(
         "input-required-not-allowed",
-        "Only tools/call, prompts/get and resources/read may answer input_required, and an "
-        "input_required result carries inputRequests or requestState.",
+        N_("Only tools/call, prompts/get and resources/read may answer input_required, and an "
+           "input_required result carries inputRequests or requestState."),
         "basic/patterns/mrtr#supported-requests", "2026-07-28",
     ),
     Rule(
         "input-request-undeclared",
-        "A server asks only for input the client declared a capability for.",
+        N_("A server asks only for input the client declared a capability for."),
         "basic/patterns/mrtr#server-requirements-basic-workflow", "2026-07-28",
     ),
     Rule(
         "tool-header-invalid",
-        "A tool whose x-mcp-header annotations are invalid must not be called (the client "
-        "drops it from the tool list).",
+        N_("A tool whose x-mcp-header annotations are invalid must not be called (the client "
+           "drops it from the tool list)."),
         "basic/transports/streamable-http#custom-headers-from-tool-parameters", "2026-07-28",
     ),
     # The tasks extension (SEP-2663), stated in its SEP rather than the versioned spec.
     Rule(
         "task-transition-invalid",
-        "A task's status moves only as the extension's table allows; a terminal status "
-        "(completed, failed, cancelled) is final.",
+        N_("A task's status moves only as the extension's table allows; a terminal status "
+           "(completed, failed, cancelled) is final."),
         "SEP-2663#task-status",
         link="https://modelcontextprotocol.io/seps/2663-tasks-extension#task-status",
     ),
     Rule(
         "task-result-invalid",
-        "A task handle (resultType task) answers only a request that supports tasks, from a "
-        "client that declared the extension, and carries taskId, status and timestamps.",
+        N_("A task handle (resultType task) answers only a request that supports tasks, from a "
+           "client that declared the extension, and carries taskId, status and timestamps."),
         "SEP-2663#polymorphic-results",
         link="https://modelcontextprotocol.io/seps/2663-tasks-extension#polymorphic-results",
     ),
     # The kit's own policies: choices the spec leaves to the client.
     _policy(
         "message-too-large",
-        "A message larger than the client's size limit is discarded unread (the spec sets no "
-        "limit; this client does, so a server cannot exhaust its memory).",
+        N_("A message larger than the client's size limit is discarded unread (the spec sets no "
+           "limit; this client does, so a server cannot exhaust its memory)."),
         "max_message_bytes",
     ),
     _policy(
         "observer-failed",
-        "A callback or observer that raises is contained: its error is recorded and the "
-        "session goes on.",
+        N_("A callback or observer that raises is contained: its error is recorded and the "
+           "session goes on."),
     ),
     _policy(
         "message-handling-failed",
-        "An error while the client handles a message is recorded, the request it answers "
-        "fails with it, and the session goes on.",
+        N_("An error while the client handles a message is recorded, the request it answers "
+           "fails with it, and the session goes on."),
     ),
 )
 
