@@ -65,19 +65,21 @@ class Outbound:
                 "cannot send {method}: the session is {state}; open a new session").format(
                 method=repr(method), state=session.state.value))
         if session.era is Era.STATELESS and method in stateless.REMOVED_METHODS:
-            text = (f"{method!r} does not exist in the stateless era "
-                    f"({session.stateless_version}): {stateless.REMOVED_METHODS[method]}")
+            text = _("{method} does not exist in the stateless era ({version}): {why}").format(
+                method=repr(method), version=session.stateless_version,
+                why=_(stateless.REMOVED_METHODS[method]))
             if not force:
                 raise LifecycleError(f"{text} ({FORCE_HINT})")
-            session._record.finding("removed-in-stateless-era", "client", f"sent anyway: {text}",
-                                    method)
+            session._record.finding("removed-in-stateless-era", "client",
+                                    _("sent anyway: {reason}").format(reason=text), method)
             return
         refusal = self._lifecycle.client_refusal(method, is_request=is_request)
         if refusal is not None:
             rule_id, text = refusal
             if not force:
                 raise LifecycleError(f"{text} ({FORCE_HINT})")
-            session._record.finding(rule_id, "client", f"sent anyway: {text}", method)
+            session._record.finding(rule_id, "client",
+                                    _("sent anyway: {reason}").format(reason=text), method)
         if is_request and self._lifecycle.state is State.OPERATING:
             try:
                 session.capabilities.check_request(method)
@@ -85,7 +87,8 @@ class Outbound:
                 if not force:
                     raise
                 session._record.finding("capability-not-negotiated", "client",
-                                        f"sent anyway: {exc}", method)
+                                        _("sent anyway: {reason}").format(reason=exc),
+                                        method)
 
     async def send(self, message: dict[str, Any], kind: str, method: str | None,
                    request_id: int | str | None) -> None:

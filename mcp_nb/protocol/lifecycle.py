@@ -226,8 +226,10 @@ class Lifecycle:
         elif method in allowed:
             return None
         if not is_request and method == "initialized" and self.state is State.INITIALIZED:
-            return ("initialized-without-prefix", "cannot send 'initialized' while Initialized: "
-                    "the method is 'notifications/initialized'")
+            return ("initialized-without-prefix", _(
+                "cannot send {method} while {state}: the method is {correct}").format(
+                method="'initialized'", state=self.state.value,
+                correct="'notifications/initialized'"))
         rule_id, advice = _REFUSAL[self.state]
         return rule_id, _("cannot send {method} while {state}: {advice}").format(
             method=repr(method), state=self.state.value, advice=_(advice))

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..i18n import _
+from ..i18n import N_, _
 from .errors import (
     ERROR_NAMES,
     HEADER_MISMATCH,
@@ -60,15 +60,15 @@ INPUT_REQUEST_CAPABILITY = {
 
 #: Handshake-era messages the 2026-07-28 revision removed, and what replaced them.
 REMOVED_METHODS: dict[str, str] = {
-    "initialize": "there is no handshake; every request carries its version and capabilities "
-                  "in _meta (server/discover tells what a server supports)",
-    "notifications/initialized": "there is no handshake to confirm",
-    "ping": "ping was removed; any request (server/discover, say) shows the server is alive",
-    "logging/setLevel": "the log level is per request: pass log_level= (it travels as "
-                        f"{META_LOG_LEVEL} in _meta)",
-    "resources/subscribe": "subscriptions/listen replaced it (resourceSubscriptions)",
-    "resources/unsubscribe": "closing the subscriptions/listen request replaced it",
-    "notifications/roots/list_changed": "roots are asked for per request (inputRequests)",
+    "initialize": N_("there is no handshake; every request carries its version and capabilities "
+                     "in _meta (server/discover tells what a server supports)"),
+    "notifications/initialized": N_("there is no handshake to confirm"),
+    "ping": N_("ping was removed; any request (server/discover, say) shows the server is alive"),
+    "logging/setLevel": N_("the log level is per request: pass log_level= (it travels as "
+                           "io.modelcontextprotocol/logLevel in _meta)"),
+    "resources/subscribe": N_("subscriptions/listen replaced it (resourceSubscriptions)"),
+    "resources/unsubscribe": N_("closing the subscriptions/listen request replaced it"),
+    "notifications/roots/list_changed": N_("roots are asked for per request (inputRequests)"),
 }
 
 #: Notifications a client may opt in to on ``subscriptions/listen`` (filter key → method).
