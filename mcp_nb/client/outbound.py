@@ -69,7 +69,7 @@ class Outbound:
                 method=repr(method), version=session.stateless_version,
                 why=_(stateless.REMOVED_METHODS[method]))
             if not force:
-                raise LifecycleError(f"{text} ({FORCE_HINT})")
+                raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
             session._record.finding("removed-in-stateless-era", "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
             return
@@ -77,7 +77,7 @@ class Outbound:
         if refusal is not None:
             rule_id, text = refusal
             if not force:
-                raise LifecycleError(f"{text} ({FORCE_HINT})")
+                raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
             session._record.finding(rule_id, "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
         if is_request and self._lifecycle.state is State.OPERATING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..i18n import _
+from ..i18n import N_, _
 
 # JSON-RPC 2.0 codes.
 PARSE_ERROR = -32700
@@ -47,7 +47,7 @@ MODERN_ERROR_CODES = frozenset({
 
 #: How a refusal says it can be overridden, in the Python API's spelling (the magics
 #: put it in theirs: ``--force``).
-FORCE_HINT = "pass force=True to send it anyway"
+FORCE_HINT = N_("pass force=True to send it anyway")
 
 
 class McpError(Exception):

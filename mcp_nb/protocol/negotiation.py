@@ -156,11 +156,11 @@ class Capabilities:
             return
         name, flag = need
         what = f"{name}.{flag}" if flag else name
-        # FORCE_HINT stays as it is: the magics find it and write their own spelling.
+        # The magics find the hint (in the language of the moment) and write their spelling.
         raise CapabilityError(_(
             "the server did not declare the {capability} capability, so {method} may not be "
             "sent (use only negotiated capabilities); {hint} and record a finding").format(
-            capability=repr(what), method=repr(method), hint=FORCE_HINT))
+            capability=repr(what), method=repr(method), hint=_(FORCE_HINT)))
 
     def client_supports(self, method: str) -> bool:
         """May the server send request ``method`` to this client?"""

@@ -101,8 +101,9 @@ class McpMagics(Magics):
             raise McpCellError(str(exc)) from None
         except McpError as exc:
             # The hint's own brackets too: the Chinese edition writes full-width ones.
-            reason = str(exc).replace(f" ({FORCE_HINT})", _(" (add --force to send it anyway)"))
-            reason = reason.replace(FORCE_HINT, _("add --force to send it anyway"))
+            hint = _(FORCE_HINT)  # as the error was made: in the language of the moment
+            reason = str(exc).replace(f" ({hint})", _(" (add --force to send it anyway)"))
+            reason = reason.replace(hint, _("add --force to send it anyway"))
             raise McpCellError(f"[{type(exc).__name__}] {reason}") from None
 
     def _dispatch(self, line: str) -> Any:
