@@ -146,9 +146,11 @@ def era_steps_html(steps: Sequence[Any]) -> str:
     """How the era was settled: each probe, verdict, fallback and adoption, in order."""
     if not steps:
         return ""
-    items = "".join(f"<li><b>{esc(step.kind)}</b> at {step.time:.3f}s: {esc(step.detail)}</li>"
-                    for step in steps)
-    return f'{STYLE}<div class="mcpnb"><h4>How the era was chosen</h4><ol>{items}</ol></div>'
+    items = "".join("<li>" + esc(_("{kind} at {time}s: {detail}")).format(
+        kind=f"<b>{esc(step.kind)}</b>", time=f"{step.time:.3f}", detail=esc(step.detail))
+        + "</li>" for step in steps)
+    title = esc(_("How the era was chosen"))
+    return f'{STYLE}<div class="mcpnb"><h4>{title}</h4><ol>{items}</ol></div>'
 
 
 def stateless_model_html(version: str, state: State, request_meta: dict[str, Any],
@@ -157,18 +159,26 @@ def stateless_model_html(version: str, state: State, request_meta: dict[str, Any
     meta_rows = "".join(
         f"<tr><td><code>{esc(key)}</code></td><td>{pretty_json_html(value)}</td></tr>"
         for key, value in request_meta.items())
-    server = pretty_json_html(server_info) if server_info else '<span class="no">none yet</span>'
+    server = (pretty_json_html(server_info) if server_info
+              else f'<span class="no">{esc(_("none yet"))}</span>')
+    code = {name: f"<code>{name}</code>" for name in (
+        "params._meta", "resultType", "complete", "input_required", "inputRequests",
+        "inputResponses", "requestState", "_meta")}
+    head = esc(_("{era}, protocol {version}: connection {state}. There is no handshake and no "
+                 "session state: each request stands alone.")).format(
+        era=f"<b>{esc(_('Stateless era'))}</b>", version=f"<b>{esc(version)}</b>",
+        state=esc(state.value))
+    carries = esc(_("Every request carries, in {meta}:")).format(meta=code["params._meta"])
+    # The kit's own sentence (no server text in it), so not escaped: its apostrophe stays.
+    results = _(
+        "Every result carries {resultType} ({complete}, or {input_required}: answer its "
+        "{inputRequests} and retry with {inputResponses} and the echoed {requestState}, under a "
+        "new id) and the server's identity in {_meta}; latest seen:").format(
+        **{key.replace(".", "_"): value for key, value in code.items()})
     return (
-        f'{STYLE}<div class="mcpnb"><p><b>Stateless era</b>, protocol <b>{esc(version)}</b>: '
-        f"connection {esc(state.value)}. There is no handshake and no session state: "
-        "each request stands alone.</p>"
-        "<p>Every request carries, in <code>params._meta</code>:</p>"
-        f"<table><tr><th>key</th><th>value</th></tr>{meta_rows}</table>"
-        "<p>Every result carries <code>resultType</code> (<code>complete</code>, or "
-        "<code>input_required</code>: answer its <code>inputRequests</code> and retry with "
-        "<code>inputResponses</code> and the echoed <code>requestState</code>, under a new id) "
-        "and the server's identity in <code>_meta</code>; latest seen:</p>"
-        f"{server}</div>{era_steps_html(steps)}"
+        f'{STYLE}<div class="mcpnb"><p>{head}</p><p>{carries}</p>'
+        f"<table><tr><th>{esc(_('key'))}</th><th>{esc(_('value'))}</th></tr>{meta_rows}</table>"
+        f"<p>{results}</p>{server}</div>{era_steps_html(steps)}"
     )
 
 
