@@ -24,6 +24,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
+from ..i18n import _
+
 
 def problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """One line per problem, each naming its field (``a.b[0]``) and why; empty when valid."""
@@ -33,25 +35,27 @@ def problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     try:
         validator_class.check_schema(schema)
     except SchemaError as exc:
-        return [f"(the tool's inputSchema is not a valid JSON Schema, so nothing was checked: "
-                f"{exc.message})"]
+        return [_("(the tool's inputSchema is not a valid JSON Schema, so nothing was "
+                  "checked: {reason})").format(reason=exc.message)]
     found = []
     for error in validator_class(schema).iter_errors(arguments):
         if error.validator == "required":
             # jsonschema words it "'b' is a required property", at the parent's path.
             missing = [name for name in error.validator_value
                        if isinstance(error.instance, dict) and name not in error.instance]
-            found += [f"{_field([*error.absolute_path, name])}: required, missing"
-                      for name in missing]
+            found += [_("{name}: required, missing").format(
+                name=_field([*error.absolute_path, name])) for name in missing]
             continue
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             declared = error.schema.get("properties") or {}
             patterns = list(error.schema.get("patternProperties") or {})
-            found += [f"{_field([*error.absolute_path, name])}: not a parameter of this tool"
+            found += [_("{name}: not a parameter of this tool").format(
+                name=_field([*error.absolute_path, name]))
                       for name in error.instance if name not in declared
                       and not any(re.search(pattern, name) for pattern in patterns)]
             continue
-        found.append(f"{_field(error.absolute_path) or '(arguments)'}: {error.message}")
+        # jsonschema's own words stay English (it has no catalog).
+        found.append(f"{_field(error.absolute_path) or _('(arguments)')}: {error.message}")
     return sorted(found)
 
 
