@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import _
 from ..protocol.envelope import ErrorResponse, Message, Notification, Response, decode
 from ..protocol.errors import EnvelopeError
 from ..protocol.lifecycle import State
@@ -169,8 +170,12 @@ class Inbound:
     def _handling_failed(self, message: Message, raw: Any, exc: Exception) -> None:
         """A bug or a surprise while handling one message: record it, keep the session."""
         what = getattr(message, "method", None) or f"the answer to request {message.id!r}"
-        self._record.finding("message-handling-failed", "client",
-                             f"handling {what} failed: {type(exc).__name__}: {exc}", raw)
+        self._record.finding(
+            "message-handling-failed",
+            "client",
+            _("handling {what} failed: {error}").format(
+                what=what, error=f"{type(exc).__name__}: {exc}"),
+            raw)
 
     def _on_response(self, message: Response | ErrorResponse, raw: dict[str, Any],
                      size: int) -> None:
@@ -202,16 +207,22 @@ class Inbound:
                              method=method, id=message.id, message=raw, note=note)
         if pending is None:
             if note == "duplicate-response":
-                self._record.finding(note, "server",
-                                     f"a second response for request {message.id}", raw)
+                self._record.finding(
+                    note,
+                    "server",
+                    _("a second response for request {id}").format(id=message.id),
+                    raw)
             elif note == "response-to-unknown-id":
                 if message.id is None and isinstance(message, ErrorResponse):
                     detail = (f"the server reported error {message.error.code} "
                               f"{message.error.message!r} without a request id")
                     self._record.finding("invalid-message", "client", detail, raw)
                 else:
-                    self._record.finding(note, "server",
-                                         f"response for id {message.id!r}, never sent", raw)
+                    self._record.finding(
+                        note,
+                        "server",
+                        _("response for id {id}, never sent").format(id=repr(message.id)),
+                        raw)
             return
         if isinstance(message, ErrorResponse):
             error = message.error
@@ -234,10 +245,11 @@ class Inbound:
             self._record.finding("server-request-before-initialized", "server", violation, raw)
         elif state is State.OPERATING and not session.capabilities.notification_allowed(method):
             self._record.finding(
-                "capability-not-negotiated", "server",
-                f"{method} sent, but the server did not declare the capability it belongs to",
-                raw,
-            )
+                "capability-not-negotiated",
+                "server",
+                _("{method} sent, but the server did not declare the capability it belongs "
+                  "to").format(method=method),
+                raw)
         params = message.params or {}
         if method == "notifications/progress":
             self._on_progress(params, raw)
@@ -258,9 +270,12 @@ class Inbound:
         pending = self._table.progressed(token)
         if pending is None:
             if token not in self._table.abandoned:
-                self._record.finding("progress-unknown-token", "server",
-                                     f"progress for token {token!r}, which no active request "
-                                     "carries", raw)
+                self._record.finding(
+                    "progress-unknown-token",
+                    "server",
+                    _("progress for token {token}, which no active request carries").format(
+                        token=repr(token)),
+                    raw)
             return
         self._call_soon("on_progress callback", pending.on_progress,
                         params.get("progress", 0), params.get("total"), params.get("message"))

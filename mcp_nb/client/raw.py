@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import _
 from ..protocol.envelope import ErrorResponse, Notification, Request, Response, decode
 from ..protocol.errors import EnvelopeError, McpError
 from ..protocol.findings import Finding
@@ -46,12 +47,18 @@ async def send_raw(session: ClientSession, text: str | bytes,
         raw, parsed = decode(frame, max_bytes=session.max_message_bytes, allow_batch=True)
     except EnvelopeError as exc:
         raw, parsed = None, None
-        record.finding("invalid-message", "client", f"sent anyway: {exc.message}",
-                       frame[:2000].decode("utf-8", "replace"))
+        record.finding(
+            "invalid-message",
+            "client",
+            _("sent anyway: {reason}").format(reason=exc.message),
+            frame[:2000].decode("utf-8", "replace"))
     messages = parsed if isinstance(parsed, list) else [parsed] if parsed else []
     if isinstance(parsed, list) and not session._inbound.allow_batch:
-        record.finding("batch-not-allowed", "client",
-                       "sent a batch, which only protocol 2025-03-26 allows", raw)
+        record.finding(
+            "batch-not-allowed",
+            "client",
+            _("sent a batch, which only protocol 2025-03-26 allows"),
+            raw)
     waiting: list[PendingRequest] = []
     for message in messages:
         if isinstance(message, (Request, Notification)):
@@ -92,9 +99,11 @@ def _register(session: ClientSession, message: Request, timeout: float | None) -
     if message.id in table.pending:
         raise ValueError(f"request id {message.id!r} is already in flight; pick another id")
     if table.ids.was_issued(message.id) or message.id in table.abandoned:
-        session._record.finding("request-id-reused", "client",
-                                f"request id {message.id!r} was used before in this session",
-                                message.method)
+        session._record.finding(
+            "request-id-reused",
+            "client",
+            _("request id {id} was used before in this session").format(id=repr(message.id)),
+            message.method)
     table.ids.reserve(message.id)
     pending = table.register(message.id, message.method,  # type: ignore[arg-type]
                              timeout=timeout, reset=False)

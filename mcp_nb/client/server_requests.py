@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..i18n import _
 from ..protocol.envelope import Request
 from ..protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 
@@ -72,8 +73,11 @@ class ServerRequests:
                                session.state.value, size=size, method=method, id=message.id,
                                message=raw)
         if message.id in self._seen_ids:
-            record.finding("request-id-reused", "server",
-                           f"request id {message.id!r} was already used by the server", raw)
+            record.finding(
+                "request-id-reused",
+                "server",
+                _("request id {id} was already used by the server").format(id=repr(message.id)),
+                raw)
         self._seen_ids.add(message.id)
         violation = session.lifecycle.server_violation(method, is_request=True)
         if violation:
@@ -88,9 +92,11 @@ class ServerRequests:
             return
         if not session.capabilities.client_supports(method):
             record.finding(
-                "capability-not-negotiated", "server",
-                f"{method} sent, but the client did not declare {capability!r}", raw,
-            )
+                "capability-not-negotiated",
+                "server",
+                _("{method} sent, but the client did not declare {capability}").format(
+                    method=method, capability=repr(capability)),
+                raw)
             await respond(message.id, method, error=(
                 METHOD_NOT_FOUND,
                 f"Method not found: {method} (this client did not declare the "
@@ -126,5 +132,6 @@ class ServerRequests:
             await respond(message.id, message.method, result=result)
         if scope.cancelled_caught:
             # The server cancelled its own request: the spec says don't respond.
-            session._record.note("handler cancelled",
-                                 f"server cancelled its request {message.id!r}")
+            session._record.note(
+                "handler cancelled",
+                _("server cancelled its request {id}").format(id=repr(message.id)))

@@ -234,8 +234,11 @@ class StatelessEra:
         if info is not None:
             session.last_server_info = info
         if "resultType" not in result:
-            record.finding("result-type-missing", "server",
-                           f"the {method} result has no resultType; read as complete", result)
+            record.finding(
+                "result-type-missing",
+                "server",
+                _("the {method} result has no resultType; read as complete").format(method=method),
+                result)
             return None
         kind = stateless.result_type(result)
         if kind == tasks.RESULT_TYPE_TASK:
@@ -272,9 +275,11 @@ class StatelessEra:
         session = self._session
         asked = ", ".join(f"{key} ({request.get('method')})"
                           for key, request in requests.items())
-        session._record.note("input required", f"{method} needs input before it can complete: "
-                             f"{asked or 'nothing asked, only requestState to echo'}; the "
-                             "client answers, then retries with a new id")
+        session._record.note(
+            "input required",
+            _("{method} needs input before it can complete: {asked}; the client answers, then "
+              "retries with a new id").format(
+                method=method, asked=asked or _("nothing asked, only requestState to echo")))
         answers: dict[str, Any] = {}
         for key, request in requests.items():
             wanted = request.get("method")
@@ -310,8 +315,10 @@ class StatelessEra:
                     error=f"{type(exc).__name__}: {exc}")) from exc
             answers[key] = answer
         if answers:
-            session._record.note("input answered",
-                                 f"answered {', '.join(answers)}; retrying {method}")
+            session._record.note(
+                "input answered",
+                _("answered {answers}; retrying {method}").format(
+                    answers=', '.join(answers), method=method))
         return answers
 
     async def listen(self, wanted: dict[str, Any], timeout: float | None) -> Subscription:
@@ -376,8 +383,11 @@ class StatelessEra:
             problems = tool_headers.header_problems(schema)
             if problems:
                 session._record.finding(
-                    "tool-header-invalid", "server", f"tool {name!r} is left out of the tool "
-                    f"list and will not be called: {'; '.join(problems)}", tool)
+                    "tool-header-invalid",
+                    "server",
+                    _("tool {name} is left out of the tool list and will not be called: "
+                      "{problems}").format(name=repr(name), problems="; ".join(problems)),
+                    tool)
                 continue
             if isinstance(name, str):
                 tell_transport(name, tool_headers.header_annotations(schema))

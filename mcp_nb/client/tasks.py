@@ -99,8 +99,11 @@ class Task:
             record.finding("task-transition-invalid", "server", problem, source)
         if snapshot.status != before:
             message = f": {snapshot.status_message}" if snapshot.status_message else ""
-            record.note("task status", f"task {self.task_id} ({source}) is "
-                        f"{snapshot.status.value}{message}")
+            record.note(
+                "task status",
+                _("task {task_id} ({source}) is {status}{message}").format(
+                    task_id=self.task_id, source=source, status=snapshot.status.value,
+                    message=message))
         self.observers.notify(snapshot)
 
     def take_notification(self, params: dict[str, Any]) -> None:
@@ -132,8 +135,10 @@ class Task:
     async def cancel(self, **options: Any) -> None:
         """``tasks/cancel``: ask the server to cancel (acknowledged; it decides, polls tell)."""
         await self.session.request("tasks/cancel", self._params(), **options)
-        self.session._record.note("task cancel", f"asked the server to cancel task "
-                                  f"{self.task_id}; the next snapshots tell what it did")
+        self.session._record.note(
+            "task cancel",
+            _("asked the server to cancel task {task_id}; the next snapshots tell what it "
+              "did").format(task_id=self.task_id))
 
     async def wait(self, *, answer_inputs: bool = True,
                    poll_interval: float | None = None) -> dict[str, Any]:
