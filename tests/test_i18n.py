@@ -235,3 +235,14 @@ def test_help_is_written_in_the_language_of_the_moment_it_is_asked_for(mcp, caps
     capsys.readouterr()
     mcp("connect --help")
     assert "fault knob for the bundled lab server" in capsys.readouterr().out
+
+
+def test_a_zh_timeout_is_told_in_chinese_and_the_wire_keeps_the_specs_words(zh) -> None:
+    hosted = zh(f"connect slowly -- {sys.executable} -m mcp_nb.lab")
+    result = zh.shell.run_cell("%mcp call slow steps=5 interval=1 --timeout 0.3")
+    said = str(result.error_in_exec)
+    assert said.startswith("[RequestTimeout] tools/call（id ") and " 秒后超时：" in said
+    assert "已发送 notifications/cancelled 并停止等待；迟到的响应会被忽略。" in said
+    cancelled = hosted.session.transcript.filter(direction="send",
+                                                 method="notifications/cancelled")[-1]
+    assert cancelled.message["params"]["reason"].startswith("timed out after")  # for a program
