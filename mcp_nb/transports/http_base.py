@@ -173,7 +173,7 @@ class HttpTransportBase(Transport):
 
     async def receive(self) -> bytes:
         if self._inbox_out is None:
-            raise TransportClosed("the transport was not started")
+            raise TransportClosed(_("the transport was not started"))
         try:
             item = await self._inbox_out.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -400,10 +400,11 @@ class HttpTransportBase(Transport):
             self._unreachable("POST", url, exc)
             return
         if isinstance(exc, AuthorizationFailed):  # a refusal, not a broken exchange
-            self._request_failed(outgoing.id, f"authorization failed: {exc}")
+            self._request_failed(outgoing.id, _("authorization failed: {error}").format(
+                error=exc))
             return
-        self._request_failed(outgoing.id, f"POST {path_of(url)} broke before the answer: "
-                             f"{type(exc).__name__}: {exc}")
+        self._request_failed(outgoing.id, _("POST {path} broke before the answer: {error}").format(
+            path=path_of(url), error=f"{type(exc).__name__}: {exc}"))
 
     def _request_failed(self, request_id: str | int | None, detail: str, *,
                         status: int | None = None) -> None:

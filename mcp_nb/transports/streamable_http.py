@@ -41,6 +41,7 @@ import anyio.lowlevel
 import httpx
 
 from ..auth.errors import AuthorizationFailed
+from ..i18n import _
 from .base import TransportClosed
 from .http_base import EVENT_STREAM, JSON, HttpTransportBase
 from .http_messages import Outgoing, abbreviate, content_type, json_rpc_message, path_of
@@ -57,12 +58,11 @@ class SessionExpired(TransportClosed):
     """HTTP 404 for a request carrying our ``Mcp-Session-Id``: the server ended the session."""
 
     def __init__(self, session_id: str, method: str) -> None:
-        super().__init__(
-            f"the server expired the session: {method} with Mcp-Session-Id "
-            f"{abbreviate(session_id)} was answered 404 Not Found. Open a new session "
-            "(a new ClientSession with a new transport to the same URL): it starts over "
-            "with initialize."
-        )
+        super().__init__(_(
+            "the server expired the session: {method} with Mcp-Session-Id {session_id} was "
+            "answered 404 Not Found. Open a new session (a new ClientSession with a new "
+            "transport to the same URL): it starts over with initialize.").format(
+            method=method, session_id=abbreviate(session_id)))
         self.session_id = session_id
         self.status_code = 404
 
@@ -189,9 +189,10 @@ class StreamableHttpTransport(HttpTransportBase):
             try:
                 await self._on_initialize_rejected(outgoing.frame, status)
             except TransportClosed as exc:
-                self._fail(TransportClosed(
-                    f"POST {self.url} was answered {status} {response.reason_phrase}, and the "
-                    f"legacy HTTP+SSE transport did not work either: {exc}"))
+                self._fail(TransportClosed(_(
+                    "POST {url} was answered {status}, and the legacy HTTP+SSE transport did "
+                    "not work either: {error}").format(
+                    url=self.url, status=f"{status} {response.reason_phrase}", error=exc)))
             return
         if not response.is_success:
             await self._reject(outgoing, response)

@@ -168,7 +168,7 @@ class StdioTransport(Transport):
         """
         server = self._server
         if server is None or self._close_started:
-            raise TransportClosed("the server's stdin is closed")
+            raise TransportClosed(_("the server's stdin is closed"))
         if type(server) is not AsyncioServerProcess:
             return False
         try:
@@ -179,7 +179,7 @@ class StdioTransport(Transport):
     async def receive(self) -> bytes:
         server = self._server
         if server is None:
-            raise TransportClosed("the transport was not started")
+            raise TransportClosed(_("the transport was not started"))
         frames = self._framer.frames
         while True:
             while frames:
