@@ -58,6 +58,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from types import FrameType
 from typing import Any, TypeVar
 
+from ..i18n import _
+
 T = TypeVar("T")
 
 try:  # the C functions under the signal module: its wrappers cost 9 µs a call, these 0.2
@@ -208,7 +210,7 @@ class BackgroundLoop:
             if driven is None or driven.task is None:  # the call never started
                 _close_unstarted(coro)
             if isinstance(exc, KeyboardInterrupt):  # before the call's own handler was in place
-                raise Interrupted("interrupted before the request was sent") from None
+                raise Interrupted(_("interrupted before the request was sent")) from None
             raise
         finally:
             if self._driver == me:  # the drive ended before it could park the loop itself
@@ -277,7 +279,7 @@ class BackgroundLoop:
             with contextlib.suppress(KeyboardInterrupt):
                 call.wait(_CANCEL_CLEANUP_SECONDS, quiet=True)
             if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted("interrupted: the waiting request was cancelled") from None
+                raise Interrupted(_("interrupted: the waiting request was cancelled")) from None
             raise
         return call.outcome()
 

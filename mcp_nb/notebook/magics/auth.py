@@ -134,11 +134,11 @@ def _callback(value: object, where: str, namespace: Mapping[str, Any] | None = N
         return namespace[value]  # type: ignore[no-any-return]
     if callable(value) or (hasattr(value, "prepare") and hasattr(value, "receive")):
         return value  # type: ignore[return-value]
-    raise McpCellError(
-        f"{where} {value!r} is neither a callback mode ({', '.join(CALLBACKS)}) nor a Python "
-        "callable: the browser step needs a mode, or a function that takes the authorization "
-        "URL and returns the URL the browser was redirected to (define it, then "
-        "--auth-callback {fn})")
+    raise McpCellError(_(
+        "{where} {value} is neither a callback mode ({modes}) nor a Python callable: the "
+        "browser step needs a mode, or a function that takes the authorization URL and returns "
+        "the URL the browser was redirected to (define it, then --auth-callback {example})"
+    ).format(where=where, value=repr(value), modes=", ".join(CALLBACKS), example="{fn}"))
 
 
 def oauth_for(mcp: McpMagics, args: argparse.Namespace, url: str,
