@@ -101,15 +101,15 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
     the resource's operator must enable DPoP at https://as, or stop requiring it
     """
     if resource_required:
-        asked: str | None = ("the resource requires DPoP-bound tokens "
-                             "(dpop_bound_access_tokens_required)")
+        asked: str | None = _("the resource requires DPoP-bound tokens "
+                               "(dpop_bound_access_tokens_required)")
     elif resource_algs is not None:
-        asked = ("the resource's metadata lists dpop_signing_alg_values_supported "
-                 f"{' '.join(resource_algs) or '(empty)'}")
+        asked = _("the resource's metadata lists dpop_signing_alg_values_supported "
+                  "{algorithms}").format(algorithms=" ".join(resource_algs) or _("(empty)"))
     elif challenge_algs is not None:
-        asked = "the resource challenges with DPoP (WWW-Authenticate: DPoP)"
+        asked = _("the resource challenges with DPoP (WWW-Authenticate: DPoP)")
     elif held_bound:
-        asked = "the held token is DPoP-bound (its refresh is proven with the same key)"
+        asked = _("the held token is DPoP-bound (its refresh is proven with the same key)")
     else:
         asked = None
     if setting is False:
@@ -118,13 +118,13 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
                 _("{asked}, and DPoP is switched off (dpop=False)").format(asked=asked),
                 rule="RFC 9728 §2: such a resource refuses Bearer tokens",
                 fix=_("use dpop='auto' (%mcp connect … --dpop auto)"))
-        return DpopDecision(False, "not used: switched off (dpop=False)")
+        return DpopDecision(False, _("not used: switched off (dpop=False)"))
     if setting != "auto" and setting is not True:
         raise ValueError(f"dpop={setting!r}: choose 'auto', True or False")
     if asked is None and setting == "auto":
-        return DpopDecision(False, "not used: the resource does not ask for it (no DPoP "
-                                   "fields in its metadata, no DPoP challenge)")
-    why = "forced (dpop=True)" if setting is True else str(asked)
+        return DpopDecision(False, _("not used: the resource does not ask for it (no DPoP "
+                                     "fields in its metadata, no DPoP challenge)"))
+    why = _("forced (dpop=True)") if setting is True else str(asked)
     must = setting is True or resource_required
     verified = resource_algs if resource_algs is not None else challenge_algs
     if not supports_dpop(server_algs):
@@ -139,8 +139,9 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
                 fix=_("use dpop='auto' (--dpop auto)") if setting is True else
                     _("the resource's operator must enable DPoP at {issuer}, or stop requiring "
                       "it").format(issuer=issuer))
-        return DpopDecision(False, f"not used: {why}, but the authorization server offers "
-                                   f"no DPoP with {DPOP_ALGORITHM}")
+        return DpopDecision(False, _("not used: {why}, but the authorization server offers "
+                                     "no DPoP with {algorithm}").format(
+            why=why, algorithm=DPOP_ALGORITHM))
     if verified and DPOP_ALGORITHM not in verified:
         if must:
             raise AuthorizationFailed(
@@ -150,7 +151,8 @@ def decide_dpop(setting: DpopSetting, *, issuer: str, server_algs: object,
                 rule="RFC 9728 §2: "
                      "dpop_signing_alg_values_supported (RFC 9449 §7.1: algs)",
                 fix=_("ask the resource's operator to accept ES256 proofs"))
-        return DpopDecision(False, f"not used: the resource verifies only {' '.join(verified)}"
-                                   f" proofs; this client signs {DPOP_ALGORITHM}")
-    return DpopDecision(True, f"used: {why}, and the authorization server supports "
-                              f"{DPOP_ALGORITHM}")
+        return DpopDecision(False, _("not used: the resource verifies only {verified} "
+                                     "proofs; this client signs {algorithm}").format(
+            verified=" ".join(verified), algorithm=DPOP_ALGORITHM))
+    return DpopDecision(True, _("used: {why}, and the authorization server supports "
+                                "{algorithm}").format(why=why, algorithm=DPOP_ALGORITHM))

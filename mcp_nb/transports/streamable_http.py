@@ -287,14 +287,16 @@ class StreamableHttpTransport(HttpTransportBase):
         session_id = response.headers.get("mcp-session-id")
         if session_id and self.session_id is None:
             self.session_id = session_id
-            self._event("session id", f"the server assigned Mcp-Session-Id "
-                        f"{abbreviate(session_id)}; every later request carries it")
+            self._event("session id", _("the server assigned Mcp-Session-Id {session_id}; "
+                                        "every later request carries it").format(
+                session_id=abbreviate(session_id)))
 
     def _session_expired(self, method: str) -> None:
         assert self.session_id is not None
         self._expired = True
-        self._event("session expired", f"{method} answered 404 for Mcp-Session-Id "
-                    f"{abbreviate(self.session_id)}: the server ended the session")
+        self._event("session expired", _("{method} answered 404 for Mcp-Session-Id "
+                                         "{session_id}: the server ended the session").format(
+            method=method, session_id=abbreviate(self.session_id)))
         self._fail(SessionExpired(self.session_id, method))
 
     # -- SSE streams -------------------------------------------------------------------------

@@ -421,8 +421,10 @@ def _advance_walk(mcp: McpMagics, pasted: str) -> Any:
 def _next_preview(walk: Walk) -> str:
     need = walk.need
     if isinstance(need, HttpNeed):
-        return f"next: {need.step}: {need.request.method} {shown_url(need.request.url)}"
+        return _("next: {step}: {request}").format(
+            step=need.step, request=f"{need.request.method} {shown_url(need.request.url)}")
     if isinstance(need, BrowserNeed):
-        return (f"next: authorize in the browser: {need.authorization_url}\n(then %mcp auth "
-                "--next, or paste where the browser landed: %mcp auth --next REDIRECT_URL)")
-    return "done"
+        return _("next: authorize in the browser: {url}\n(then %mcp auth --next, or paste "
+                 "where the browser landed: %mcp auth --next REDIRECT_URL)").format(
+            url=need.authorization_url)
+    return _("done")
