@@ -18,7 +18,7 @@ from ...check.output import to_json
 from ...check.runner import Target
 from ...check.targets import ConfigError, load_config, run_entry_checkup, server_entry
 from ...client import ClientSession
-from ...i18n import _
+from ...i18n import N_, _
 from ..check_view import CheckView
 from .table import CommandGroup, McpCellError, Parser, Usage
 
@@ -30,27 +30,27 @@ GROUP = CommandGroup()
 
 def _check_arguments(p: Parser) -> None:
     p.add_argument("target", nargs="*",
-                   help="an http(s):// URL; after --: the server command and its arguments; "
-                        "with --config: an mcpServers entry's name; omit all (and --session) "
-                        "to check the bundled lab server")
+                   help=N_("an http(s):// URL; after --: the server command and its arguments; "
+                           "with --config: an mcpServers entry's name; omit all (and --session) "
+                           "to check the bundled lab server"))
     p.add_argument("--session", nargs="?", const="", metavar="NAME",
-                   help="check an open session instead (default: the current one); only the "
-                        "checks that need no new connection run")
+                   help=N_("check an open session instead (default: the current one); only the "
+                           "checks that need no new connection run"))
     p.add_argument("--config",
-                   help="a Claude-Desktop-style JSON file with mcpServers (or {servers}: a "
-                        "dict of that shape): TARGET names the entry to check")
+                   help=N_("a Claude-Desktop-style JSON file with mcpServers (or {servers}: a "
+                           "dict of that shape): TARGET names the entry to check"))
     p.add_argument("--call-tools", default="", metavar="NAME,…|all",
-                   help="tools the checkup may call (none by default: tools can have side "
-                        "effects)")
+                   help=N_("tools the checkup may call (none by default: tools can have side "
+                           "effects)"))
     p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds each request may take (default 10)")
+                   help=N_("seconds each request may take (default 10)"))
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
-                   help="fault knob for the bundled lab server, e.g. --lab=--reject-version")
+                   help=N_("fault knob for the bundled lab server, e.g. --lab=--reject-version"))
     p.add_argument("--save", "--json", dest="save", metavar="FILE",
-                   help="also write the report as JSON to FILE (to compare later with --diff)")
+                   help=N_("also write the report as JSON to FILE (to compare later with --diff)"))
     p.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"),
-                   help="compare two reports (JSON files written with --save, or {report} "
-                        "objects) instead of checking: fixed, regressed, new, gone")
+                   help=N_("compare two reports (JSON files written with --save, or {report} "
+                           "objects) instead of checking: fixed, regressed, new, gone"))
 
 
 def _shown_command(argv: list[str]) -> str:
@@ -74,8 +74,8 @@ def _report_document(source: Any) -> Report | Mapping[str, Any]:
             path=source, error=exc)) from None
 
 
-@GROUP.command("check", "check a server against the spec: pass / fail / warn / not applicable "
-                        "per rule (MUST, SHOULD), with the exchange that shows it",
+@GROUP.command("check", N_("check a server against the spec: pass / fail / warn / not applicable "
+                           "per rule (MUST, SHOULD), with the exchange that shows it"),
                arguments=_check_arguments, server_argv=True, expand=("target", "save"),
                objects=("config", "diff"))
 def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff:
