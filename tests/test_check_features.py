@@ -225,3 +225,11 @@ async def test_a_tool_call_the_client_would_not_send_is_not_judged() -> None:
     assert verdicts(report) == {"capabilities.tools": "fail"}, text_summary(report)
     unknown = report.result("tools.unknown-tool")
     assert unknown.outcome == "not-applicable" and "was not sent" in unknown.detail
+
+
+async def test_a_declared_list_that_fails_is_not_called_undeclared() -> None:
+    report = await run_checkup(lab_command("--never-answer", "prompts/list"), timeout=1.0)
+    assert report.result("capabilities.prompts").outcome == "fail", text_summary(report)
+    why = report.result("prompts.get").detail
+    assert why == "the server declares prompts but its list could not be read " \
+                  "(see capabilities.prompts)"

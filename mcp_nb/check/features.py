@@ -209,14 +209,17 @@ class FeatureChecks:
         """Resources, prompts and completion on the main session, concurrently."""
         declared = main.capabilities.server
         async with anyio.create_task_group() as group:
-            if "resources" in declared and "resources" in listed:
-                group.start_soon(self.resources, main, listed["resources"])
-            else:
-                self.skip(RESOURCE_CHECKS, "the server does not declare resources")
-            if "prompts" in declared and "prompts" in listed:
-                group.start_soon(self.prompts, main, listed["prompts"])
-            else:
-                self.skip(PROMPT_CHECKS, "the server does not declare prompts")
+            for kind, checks, run in (("resources", RESOURCE_CHECKS, self.resources),
+                                      ("prompts", PROMPT_CHECKS, self.prompts)):
+                if kind in declared and kind in listed:
+                    group.start_soon(run, main, listed[kind])
+                elif kind in declared:
+                    # Declared but its list failed: capabilities.<kind> reports that; the
+                    # reason here must not say it was never declared.
+                    self.skip(checks, f"the server declares {kind} but its list could not "
+                              f"be read (see capabilities.{kind})")
+                else:
+                    self.skip(checks, f"the server does not declare {kind}")
             group.start_soon(self.completion, main, listed.get("prompts") or [])
 
     async def resources(self, main: ClientSession, resources: list[Any]) -> None:
