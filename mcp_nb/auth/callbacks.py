@@ -31,7 +31,7 @@ import httpx
 from ..i18n import _
 from ..protocol.plaintext import plain_text
 from .discovery import origin
-from .errors import AuthorizationFailed, oauth_error_text
+from .errors import AuthorizationFailed, no_redirect_in_time, oauth_error_text
 from .jupyter import PUBLIC_URL_VARIABLE, JupyterServerCallback
 
 #: Where paste-back and headless modes say the browser goes back to (nothing listens there:
@@ -208,12 +208,7 @@ class Loopback:
                                       b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
                                       % (len(page), page))
                     return self.redirect_uri.removesuffix("/callback") + target
-        raise AuthorizationFailed(
-            _("no redirect reached {redirect_uri} within {wait} s").format(
-                redirect_uri=self.redirect_uri, wait=format(self.wait, "g")),
-            rule="the person did not authorize in "
-                 "time",
-            fix=_("run the cell again, or use callback='paste'"))
+        raise no_redirect_in_time(self.redirect_uri, self.wait)
 
     async def close(self) -> None:
         if self._listener is not None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from ..i18n import _
+
 
 class AuthorizationFailed(httpx.HTTPError):
     """The authorization flow stopped: ``rule`` names the rule, ``fix`` what to do.
@@ -28,6 +30,15 @@ class AuthorizationFailed(httpx.HTTPError):
         if fix:
             text += f" — {fix}"
         super().__init__(text)
+
+
+def no_redirect_in_time(redirect_uri: str, wait: float) -> AuthorizationFailed:
+    """The refusal of a callback that waited ``wait`` seconds and saw no redirect."""
+    return AuthorizationFailed(
+        _("no redirect reached {redirect_uri} within {wait} s").format(
+            redirect_uri=redirect_uri, wait=format(wait, "g")),
+        rule="the person did not authorize in time",
+        fix=_("run the cell again, or use callback='paste'"))
 
 
 def oauth_error_text(answer: Mapping[str, Any], otherwise: str = "") -> str:

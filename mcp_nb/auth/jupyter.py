@@ -31,8 +31,7 @@ from typing import Any
 import anyio
 import httpx
 
-from ..i18n import _
-from .errors import AuthorizationFailed
+from .errors import no_redirect_in_time
 
 CALLBACK_PATH = "mcp_nb/oauth/callback"
 #: The public URL of the Jupyter server (with its base URL), e.g. a JupyterHub user's.
@@ -84,12 +83,7 @@ class JupyterServerCallback:
             text = path.read_text(encoding="utf-8")
             path.unlink()
             return text
-        raise AuthorizationFailed(
-            _("no redirect reached {redirect_uri} within {wait} s").format(
-                redirect_uri=self.redirect_uri, wait=format(self.wait, "g")),
-            rule="the person did not authorize in "
-                 "time",
-            fix=_("run the cell again, or use callback='paste'"))
+        raise no_redirect_in_time(self.redirect_uri, self.wait)
 
     async def close(self) -> None:
         return None
