@@ -246,3 +246,38 @@ def test_a_zh_timeout_is_told_in_chinese_and_the_wire_keeps_the_specs_words(zh) 
     cancelled = hosted.session.transcript.filter(direction="send",
                                                  method="notifications/cancelled")[-1]
     assert cancelled.message["params"]["reason"].startswith("timed out after")  # for a program
+
+
+def test_a_zh_checkup_reports_titles_fixes_and_details_in_chinese_and_keeps_the_data_english(
+        ) -> None:
+    """Titles, fixes and observations follow the kit's language; the JSON's rule, id and
+    outcome, and the spec's quote, stay English; English is unchanged afterwards."""
+    import json
+
+    import anyio
+
+    from mcp_nb.check import html_report, run_checkup, text_summary, to_json
+    from mcp_nb.client import lab_command
+
+    def checkup(language: str):
+        i18n.set_language(language)
+        return anyio.run(lambda: run_checkup(lab_command("--reject-version"), timeout=3.0))
+
+    try:
+        report = checkup("zh")
+        summary, page = text_summary(report), html_report(report)
+        assert "fix: 客户端提出的版本未知时，以你支持的最新版本回答 initialize" in summary
+        assert "提出未知版本时得到另一个版本作答" in page
+        data = json.loads(to_json(report))
+        failed = next(r for r in data["results"] if r["id"] == "lifecycle.unknown-version")
+        assert failed["outcome"] == "fail"
+        assert failed["title"] == "an unknown version offered gets a counter-offer"
+        assert failed["fix"].startswith("When the offered version is unknown, answer")
+        assert failed["rule"]["quote"].startswith("Otherwise, the server MUST respond")
+    finally:
+        english = checkup("en")
+    summary = text_summary(english)
+    assert ("     fix: When the offered version is unknown, answer initialize with your latest "
+            "supported version instead of an error.") in summary
+    assert "an unknown version offered gets a counter-offer" in html_report(english)
+    assert not any("\u4e00" <= c <= "\u9fff" for c in summary + html_report(english))

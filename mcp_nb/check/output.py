@@ -35,7 +35,7 @@ def text_summary(report: Report) -> str:
         lines.append(plain_text(f"{MARKS[result.outcome]} {result.check.id} [{rule.level}] "
                                 f"{result.detail}", one_line=True))
         if result.outcome in ("fail", "warn"):
-            lines.append(f"     fix: {result.check.fix}")
+            lines.append(f"     fix: {result.check.shown_fix}")
             lines.append(f"     rule: {rule.url}")
     lines.append(f"{counts['pass']} passed, {counts['fail']} failed (MUST), {counts['warn']} "
                  f"warned, {counts['not-applicable']} not applicable")
@@ -148,11 +148,11 @@ def html_report(report: Report, *, stable: bool = False) -> str:
         rows.append(f'<tr><th colspan="5" style="text-align:left">{html.escape(area)}</th></tr>')
         for result in results:
             rule = result.check.rule
-            fix = html.escape(result.check.fix) if result.outcome in ("fail", "warn") else ""
+            fix = html.escape(result.check.shown_fix) if result.outcome in ("fail", "warn") else ""
             rows.append(
                 f'<tr class="{result.outcome}"><td>{MARKS[result.outcome].strip()}</td>'
                 f"<td><code>{html.escape(result.check.id)}</code><br>"
-                f"{html.escape(result.check.title)}</td>"
+                f"{html.escape(result.check.shown_title)}</td>"
                 f'<td><a href="{html.escape(rule.url)}">{rule.level} {html.escape(rule.section)}'
                 f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
                 f"{'<br><i>' + fix_label + '</i> ' + fix if fix else ''}</td>"

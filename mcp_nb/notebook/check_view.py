@@ -137,7 +137,8 @@ class CheckRow(w.VBox):
                  f"({render.esc(rule.revision)})</a><br><i>{render.esc(rule.quote)}</i></p>",
                  f"<p><b>{render.esc(_('observed'))}</b>: {render.esc(result.detail)}</p>"]
         if result.outcome in ("fail", "warn"):
-            parts.append(f"<p><b>{render.esc(_('fix:'))}</b> {render.esc(result.check.fix)}</p>")
+            parts.append(f"<p><b>{render.esc(_('fix:'))}</b> "
+                         f"{render.esc(result.check.shown_fix)}</p>")
         if not result.evidence:
             parts.append(f"<p>{render.esc(_('no evidence recorded'))}</p>")
         self.evidence = [EvidenceItem(item, self._sessions.get(str(item.get("session"))))
@@ -200,7 +201,7 @@ class CheckView(_Described, w.VBox):
         self.rows.children = [self._row_cache.setdefault(
             r.check.id, CheckRow(r, self._sessions)) for r in shown]
         self.rows.titles = tuple(f"{MARKS[r.outcome].strip()}  {r.check.id} "
-                                 f"[{r.check.rule.level}] — {r.check.title}" for r in shown)
+                                 f"[{r.check.rule.level}] — {r.check.shown_title}" for r in shown)
         self.position.value = _("{shown} of {total} checks shown").format(
             shown=len(shown), total=len(self.report.results))
 
