@@ -267,6 +267,8 @@ def test_a_zh_checkup_reports_titles_fixes_and_details_in_chinese_and_keeps_the_
         report = checkup("zh")
         summary, page = text_summary(report), html_report(report)
         assert "fix: 客户端提出的版本未知时，以你支持的最新版本回答 initialize" in summary
+        assert ("FAIL lifecycle.unknown-version [MUST] 提出 2000-01-01：回答了错误 -32602，"
+                "而不是它支持的版本") in summary
         assert "提出未知版本时得到另一个版本作答" in page
         data = json.loads(to_json(report))
         failed = next(r for r in data["results"] if r["id"] == "lifecycle.unknown-version")
@@ -277,6 +279,8 @@ def test_a_zh_checkup_reports_titles_fixes_and_details_in_chinese_and_keeps_the_
     finally:
         english = checkup("en")
     summary = text_summary(english)
+    assert ("FAIL lifecycle.unknown-version [MUST] offered 2000-01-01: answered error -32602 "
+            "instead of a version it supports") in summary
     assert ("     fix: When the offered version is unknown, answer initialize with your latest "
             "supported version instead of an error.") in summary
     assert "an unknown version offered gets a counter-offer" in html_report(english)

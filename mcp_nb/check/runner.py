@@ -35,6 +35,7 @@ from jsonschema.validators import validator_for
 
 from ..client import ClientSession
 from ..client.errors import ServerError
+from ..i18n import _
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from ..transports import StdioTransport, http_transport
@@ -259,14 +260,14 @@ class _Checkup(FeatureChecks):
                 try:
                     await session.connect(era="handshake")
                 except McpError as exc:
-                    answer, _ = _initialize_exchange(session, "handshake")
+                    answer = _initialize_exchange(session, "handshake")[0]
                     if not isinstance((answer or {}).get("result"), dict):
                         # The server spoke 2026-07-28 to the main session and refuses the
                         # handshake: stateless-only. How it refuses is its own choice (stdio:
                         # an implementation-defined error; HTTP: 400 for the missing headers).
-                        self.skip(handshake_checks, "the server speaks only the stateless era "
-                                  f"(initialize refused: {_first_line(exc)}): no handshake, "
-                                  "no ping")
+                        self.skip(handshake_checks, _(
+                            "the server speaks only the stateless era (initialize refused: "
+                            "{error}): no handshake, no ping").format(error=_first_line(exc)))
                         return
                     connect_error = exc
                 judged = True
@@ -285,25 +286,27 @@ class _Checkup(FeatureChecks):
             if connect_error is None and session.era is Era.HANDSHAKE:
                 group.start_soon(self.handshake_features, session, name)
             else:
-                self.skip(HANDSHAKE_FEATURE_CHECKS, "no handshake-era session to use: "
-                          f"{connect_error}")
+                self.skip(HANDSHAKE_FEATURE_CHECKS, _(
+                    "no handshake-era session to use: {error}").format(error=connect_error))
             if connect_error is None and session.era is Era.HANDSHAKE:
                 answer, evidence = await self.exchange(session, name, "ping")
                 if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
-                    self.put("lifecycle.ping", "pass", "ping answered with an empty result",
+                    self.put("lifecycle.ping", "pass", _("ping answered with an empty result"),
                              evidence)
                 elif isinstance(answer, dict):
-                    self.put("lifecycle.ping", "fail", f"ping answered with a non-empty "
-                             f"result (keys {sorted(answer)})", evidence)
+                    self.put("lifecycle.ping", "fail", _(
+                        "ping answered with a non-empty result (keys {keys})").format(
+                        keys=sorted(answer)), evidence)
                 else:
-                    self.put("lifecycle.ping", "fail", f"ping not answered: {answer}", evidence)
+                    self.put("lifecycle.ping", "fail",
+                             _("ping not answered: {answer}").format(answer=answer), evidence)
         if connect_error is None and session.era is Era.HANDSHAKE:
             # The unknown-version session never sends initialized: premature requests show there.
             early = [(n, f) for n, s in self.sessions for f in s.findings
                      if f.rule.id == "server-request-before-initialized"]
             self.put("lifecycle.requests-before-initialized", "fail" if early else "pass",
                      early[0][1].detail if early else
-                     "no request came before notifications/initialized",
+                     _("no request came before notifications/initialized"),
                      [{"session": n, "finding": f.rule.id, "message": f.evidence}
                       for n, f in early[:5]])
 
@@ -312,11 +315,12 @@ class _Checkup(FeatureChecks):
         answer, evidence = _initialize_exchange(session, name)
         if answer is None:
             self.put("lifecycle.initialize-result", "fail",
-                     f"initialize was not answered: {error}", evidence)
+                     _("initialize was not answered: {error}").format(error=error), evidence)
             return
         result = answer.get("result")
         if not isinstance(result, dict):
-            detail = f"initialize answered an error: {json.dumps(answer.get('error'))[:300]}"
+            detail = _("initialize answered an error: {error}").format(
+                error=json.dumps(answer.get("error"))[:300])
             # Refusing the version the client offered (its latest) is the negotiation's failure.
             check = ("lifecycle.version-answer" if isinstance(error, UnsupportedVersionError)
                      else "lifecycle.initialize-result")
@@ -325,36 +329,40 @@ class _Checkup(FeatureChecks):
         problems = []
         info = result.get("serverInfo")
         if not isinstance(result.get("protocolVersion"), str):
-            problems.append("protocolVersion is not a string")
+            problems.append(_("protocolVersion is not a string"))
         if not isinstance(result.get("capabilities"), dict):
-            problems.append("capabilities is not an object")
+            problems.append(_("capabilities is not an object"))
         if not isinstance(info, dict):
-            problems.append("serverInfo is not an object")
+            problems.append(_("serverInfo is not an object"))
         else:
-            problems += [f"serverInfo.{key} is not a string" for key in ("name", "version")
-                         if not isinstance(info.get(key), str)]
+            problems += [_("serverInfo.{key} is not a string").format(key=key)
+                         for key in ("name", "version") if not isinstance(info.get(key), str)]
         self.put("lifecycle.initialize-result", "fail" if problems else "pass",
-                 "; ".join(problems) or "protocolVersion, capabilities and serverInfo present "
-                 "and typed", evidence)
+                 "; ".join(problems) or _("protocolVersion, capabilities and serverInfo "
+                                          "present and typed"), evidence)
         answered = result.get("protocolVersion")
         offered = next((e["message"]["params"].get("protocolVersion") for e in evidence
                         if e["message"] and e["message"].get("method") == "initialize"), None)
         if not isinstance(answered, str):
-            self.put("lifecycle.version-answer", "fail", "no protocolVersion answered", evidence)
+            self.put("lifecycle.version-answer", "fail", _("no protocolVersion answered"),
+                     evidence)
         elif answered == offered or answered in VERSIONS:
             self.put("lifecycle.version-answer", "pass",
-                     f"offered {offered}, answered {answered}", evidence)
+                     _("offered {offered}, answered {answered}").format(
+                         offered=offered, answered=answered), evidence)
         elif _version_known_or_future(answered):
-            self.put("lifecycle.version-answer", "warn", f"offered {offered}, answered "
-                     f"{answered}: a version this checkup does not know", evidence)
+            self.put("lifecycle.version-answer", "warn", _(
+                "offered {offered}, answered {answered}: a version this checkup does not "
+                "know").format(offered=offered, answered=answered), evidence)
         else:
-            self.put("lifecycle.version-answer", "fail", f"offered {offered}, answered "
-                     f"{answered}: no MCP revision has that name", evidence)
+            self.put("lifecycle.version-answer", "fail", _(
+                "offered {offered}, answered {answered}: no MCP revision has that "
+                "name").format(offered=offered, answered=answered), evidence)
 
     async def unknown_version(self) -> None:
         check = "lifecycle.unknown-version"
         if self.new_session is None:
-            self.skip([check], "needs a new connection (the target is an open session)")
+            self.skip([check], _("needs a new connection (the target is an open session)"))
             return
         name = "unknown-version"
         error: Exception | None = None
@@ -373,20 +381,23 @@ class _Checkup(FeatureChecks):
         if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
             answered = result["protocolVersion"]
             if answered == UNKNOWN_VERSION:
-                self.put(check, "fail", f"offered {UNKNOWN_VERSION} (predates MCP), the server "
-                         "echoed it back", evidence)
+                self.put(check, "fail", _("offered {version} (predates MCP), the server "
+                                          "echoed it back").format(version=UNKNOWN_VERSION),
+                         evidence)
             else:
-                self.put(check, "pass", f"offered {UNKNOWN_VERSION}, counter-offered "
-                         f"{answered}", evidence)
+                self.put(check, "pass", _("offered {version}, counter-offered {answered}")
+                         .format(version=UNKNOWN_VERSION, answered=answered), evidence)
         elif answer is not None and isinstance(answer.get("error"), dict):
             code = answer["error"].get("code")
             if code == -32022:
-                self.skip([check], "initialize refused with -32022: a stateless-era server")
+                self.skip([check], _("initialize refused with -32022: a stateless-era server"))
                 return
-            self.put(check, "fail", f"offered {UNKNOWN_VERSION}: answered error {code} "
-                     f"instead of a version it supports", evidence)
+            self.put(check, "fail", _("offered {version}: answered error {code} instead of a "
+                                      "version it supports").format(version=UNKNOWN_VERSION,
+                                                                    code=code), evidence)
         else:
-            self.put(check, "fail", f"offered {UNKNOWN_VERSION}: no answer ({error})", evidence)
+            self.put(check, "fail", _("offered {version}: no answer ({error})").format(
+                version=UNKNOWN_VERSION, error=error), evidence)
 
     # -- capabilities, tools, lists -----------------------------------------------------
 
@@ -480,7 +491,7 @@ class _Checkup(FeatureChecks):
                        pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
         """Follow nextCursor; each problem goes to ``pages`` as (method, problem, evidence)."""
         answer, seen = first, set()
-        for _ in range(MAX_PAGES):
+        for _page in range(MAX_PAGES):
             cursor = answer.get("nextCursor")
             if cursor is None:
                 return
