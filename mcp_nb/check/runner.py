@@ -412,23 +412,28 @@ class _Checkup(FeatureChecks):
             check = f"capabilities.{capability}"
             if isinstance(answer, dict):
                 if declared:
-                    self.put(check, "pass", f"declared, and {method} answered", evidence)
+                    self.put(check, "pass", _("declared, and {method} answered").format(
+                        method=method), evidence)
                 else:
-                    self.put(check, "fail", f"{capability} not declared, yet {method} answered "
-                             "a result", evidence)
+                    self.put(check, "fail", _("{capability} not declared, yet {method} "
+                                              "answered a result").format(
+                        capability=capability, method=method), evidence)
                 items = answer.get(key) if isinstance(answer.get(key), list) else []
                 listed[capability] = list(items)
                 await self.paginate(main, method, key, answer, listed[capability], pages)
             elif isinstance(answer, ServerError):
                 if declared:
-                    self.put(check, "fail", f"{capability} declared, yet {method} answered error "
-                             f"{answer.code}", evidence)
+                    self.put(check, "fail", _("{capability} declared, yet {method} answered "
+                                              "error {code}").format(
+                        capability=capability, method=method, code=answer.code), evidence)
                 elif answer.code == -32601:
-                    self.put(check, "pass", f"not declared, and {method} refused with -32601",
-                             evidence)
+                    self.put(check, "pass", _("not declared, and {method} refused with "
+                                              "-32601").format(method=method), evidence)
                 else:
-                    self.put(check, "warn", f"not declared; {method} refused with {answer.code} "
-                             "(JSON-RPC's code for a method not available is -32601)", evidence)
+                    self.put(check, "warn", _(
+                        "not declared; {method} refused with {code} (JSON-RPC's code for a "
+                        "method not available is -32601)").format(method=method,
+                                                                  code=answer.code), evidence)
             else:
                 self.put(check, "fail" if declared else "warn",
                          f"{method}: {answer}", evidence)
