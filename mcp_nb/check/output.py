@@ -134,6 +134,14 @@ def _evidence_html(result: Result, stable: bool) -> str:
     return "".join(items)
 
 
+def report_header(report: Report) -> str:
+    """The report's first line in the kit's language: target, server, era and version."""
+    server = report.server or {}
+    return _("checkup of {target}: {server}, era {era}, version {version}").format(
+        target=report.target, server=f"{server.get('name', '?')} {server.get('version', '')}",
+        era=report.era, version=report.version)
+
+
 def html_report(report: Report, *, stable: bool = False) -> str:
     """A static HTML table by area; each row's evidence folds open. Every server string escaped.
 
@@ -141,7 +149,6 @@ def html_report(report: Report, *, stable: bool = False) -> str:
     event times and session ids (see :func:`reproducible`).
     """
     counts = report.counts
-    server = report.server or {}
     rows = []
     fix_label = html.escape(_("fix:"))
     for area, results in report.by_area().items():
@@ -157,9 +164,7 @@ def html_report(report: Report, *, stable: bool = False) -> str:
                 f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
                 f"{'<br><i>' + fix_label + '</i> ' + fix if fix else ''}</td>"
                 f"<td>{_evidence_html(result, stable)}</td></tr>")
-    title = html.escape(_("checkup of {target}: {server}, era {era}, version {version}").format(
-        target=report.target, server=f"{server.get('name', '?')} {server.get('version', '')}",
-        era=report.era, version=report.version))
+    title = html.escape(report_header(report))
     summary = _("{passed} passed, {failed} failed (MUST), {warned} warned, {skipped} not "
                 "applicable — {seconds} s").format(
         passed=counts["pass"], failed=counts["fail"], warned=counts["warn"],

@@ -31,7 +31,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..check.model import OUTCOMES, Report, Result
-from ..check.output import MARKS, html_report
+from ..check.output import MARKS, html_report, report_header
 from ..client.session import ClientSession
 from ..i18n import N_, _
 from . import render
@@ -41,13 +41,6 @@ from .widgets import TranscriptView, _Described
 _ORDER = {"fail": 0, "warn": 1, "pass": 2, "not-applicable": 3}
 OUTCOME_LABELS = {"pass": N_("pass"), "fail": N_("fail"), "warn": N_("warn"),
                   "not-applicable": N_("not applicable")}
-
-
-def _header(report: Report) -> str:
-    server = report.server or {}
-    return _("checkup of {target}: {server}, era {era}, version {version}").format(
-        target=report.target, server=f"{server.get('name', '?')} {server.get('version', '')}",
-        era=report.era, version=report.version)
 
 
 def _counts(report: Report) -> str:
@@ -63,7 +56,7 @@ def summary_html(report: Report) -> str:
             for area, results in report.by_area().items()]
     rows.append((_("all"), *(report.counts.get(o, 0) for o in OUTCOMES)))
     header = (_("area"), *(_(OUTCOME_LABELS[o]) for o in OUTCOMES))
-    return (f"{render.STYLE}<div class=\"mcpnb\"><p><b>{render.esc(_header(report))}</b><br>"
+    return (f"{render.STYLE}<div class=\"mcpnb\"><p><b>{render.esc(report_header(report))}</b><br>"
             f"{render.esc(_counts(report))}</p></div>" + render.table_html(header, rows))
 
 
@@ -212,7 +205,7 @@ class CheckView(_Described, w.VBox):
     def describe(self) -> str:
         """The header, one line per failure or warning, the counts (each line one line: a
         server's newline cannot forge another)."""
-        lines = [_header(self.report)]
+        lines = [report_header(self.report)]
         lines += [f"{MARKS[r.outcome]} {r.check.id} [{r.check.rule.level}] {r.detail}"
                   for r in self.report.results if r.outcome in ("fail", "warn")]
         lines.append(_counts(self.report))
