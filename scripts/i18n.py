@@ -9,7 +9,8 @@ widgets; the MCP App frame's script gets its few words from Python (``AppFrame.l
 Updating keeps every translation whose English text is still used, adds new texts with
 an empty translation (to be written by hand in the .po file) and drops texts no longer
 used.  The .mo files are what gettext reads at run time; they are committed, compiled
-from the .po files, and ``--check`` fails when one is stale.
+from the .po files, and ``--check`` fails when one is stale: when its messages differ from the
+.po's (never its bytes, which carry the Babel release that wrote them).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
-from babel.messages.mofile import write_mo
+from babel.messages.mofile import read_mo, write_mo
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +83,20 @@ def mo_bytes(catalog: Catalog) -> bytes:
     return buffer.getvalue()
 
 
+def translations(catalog: Catalog) -> dict[str, str]:
+    """What a catalog says: each message id with its translation, the header left out.
+
+    The compiled header names the Babel that wrote it (``Generated-By``), so two releases of
+    Babel write different bytes for the same messages; a stale check compares this instead.
+    """
+    return {str(entry.id): str(entry.string) for entry in catalog if entry.id}
+
+
+def compiled_translations(mo: Path) -> dict[str, str]:
+    with mo.open("rb") as file:
+        return translations(read_mo(file))
+
+
 def fields(text: str) -> set[str]:
     """The ``{name}`` fields of a template (a translation must keep every one)."""
     return {name for _text, name, _spec, _conversion in string.Formatter().parse(text) if name}
@@ -105,7 +120,7 @@ def problems() -> list[str]:
             if entry.id and entry.id not in messages:
                 found.append(f"{language}: {entry.id!r} is no longer used")
         mo = po_path(language).with_suffix(".mo")
-        if not mo.exists() or mo.read_bytes() != mo_bytes(catalog):
+        if not mo.exists() or compiled_translations(mo) != translations(catalog):
             shown = mo.relative_to(ROOT) if mo.is_relative_to(ROOT) else mo
             found.append(f"{language}: {shown} is stale: run scripts/i18n.py")
     return found
