@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from http_support import ROOT
+from http_support import ROOT, cache_lock
 
 from mcp_nb.conformance.suite import SUITE_VERSIONS, Outcome, Suite
 
@@ -24,7 +24,8 @@ def runs(role: str, *, auth: bool) -> list[pytest.param]:
     params = []
     for version, suite in _SUITES.items():
         try:
-            suite.install()
+            with cache_lock(suite.root):  # every xdist worker collects; one installs
+                suite.install()
             listed = suite.scenarios(role)
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             _UNAVAILABLE[version] = f"conformance suite {version} is unavailable: {exc}"

@@ -10,6 +10,7 @@ checks it is gone: no test leaves a server behind.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -158,6 +159,24 @@ def transcript_text(session: ClientSession) -> str:
     return "\n".join(parts)
 
 
+@contextlib.contextmanager
+def cache_lock(cache: Path) -> Iterator[None]:
+    """Hold ``cache`` for this process alone while it is being installed into.
+
+    The suite runs in several pytest-xdist workers; two of them reaching an empty cache at
+    once would run two ``npm install`` into one folder. An OS lock (released when the
+    process dies, so a killed worker leaves no stale lock) makes the second one wait and
+    then find the install done.
+    """
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache.parent / f".{cache.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"
 EVERYTHING_CACHE = ROOT / ".cache" / "server-everything"
@@ -174,14 +193,15 @@ def install_npm_package(package: str, version: str, cache: Path) -> Path:
         pytest.skip(f"node and npm are needed to run {package}")
     installed = cache / "node_modules" / package
     manifest = installed / "package.json"
-    if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
-        result = subprocess.run(
-            [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
-             "--loglevel=error", f"{package}@{version}"],
-            capture_output=True, text=True, timeout=240,
-        )
-        if result.returncode != 0:
-            pytest.fail(f"npm install {package}@{version} failed:\n{result.stderr[-2000:]}")
+    with cache_lock(cache):
+        if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
+            result = subprocess.run(
+                [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
+                 "--loglevel=error", f"{package}@{version}"],
+                capture_output=True, text=True, timeout=240,
+            )
+            if result.returncode != 0:
+                pytest.fail(f"npm install {package}@{version} failed:\n{result.stderr[-2000:]}")
     return installed
 
 

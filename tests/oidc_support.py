@@ -38,7 +38,7 @@ from typing import Any
 
 import httpx
 import pytest
-from http_support import PEERS, ROOT, ServerProcess
+from http_support import PEERS, ROOT, ServerProcess, cache_lock
 
 from mcp_nb.auth.callbacks import DEFAULT_REDIRECT_URI
 
@@ -75,6 +75,11 @@ def install_oidc_provider() -> Path:
     The cache holds a copy of the lockfile it was installed from: a changed lockfile
     installs again, so an upgrade is one commit to ``tests/peers/oidc/``.
     """
+    with cache_lock(OIDC_CACHE):  # one xdist worker installs, the others wait for it
+        return _install_oidc_provider()
+
+
+def _install_oidc_provider() -> Path:
     entry = OIDC_CACHE / "node_modules" / "oidc-provider" / "lib" / "index.js"
     wanted = (OIDC_PEER / "package-lock.json").read_bytes()
     installed = OIDC_CACHE / "package-lock.json"

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,25 +98,52 @@ def _output_text(output: dict[str, Any]) -> str:
     return "\n".join(part if isinstance(part, str) else "".join(part) for part in parts)
 
 
-def _servers_from_notebooks() -> set[int]:
-    """Live server processes started by notebook kernels: lab servers whose working
-    directory is notebooks/ or notebooks/zh/, and the hand-written servers of 09_your_own_server
-    and 17_server_checkup."""
+def _private_copy(tmp_path: Path) -> Path:
+    """A copy of notebooks/ (both editions, the recordings, sanitize.cfg) for one test.
+
+    The suite runs in parallel (pytest-xdist): chapters that write beside themselves
+    (scratch folders) or look for what is left there must not see another test's run, so each
+    run executes in a folder of its own. Nothing in a notebook refers outside notebooks/."""
+    copy = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(
+        "scratch_*", ".ipynb_checkpoints", "__pycache__"))
+    return copy
+
+
+def _in_copy(path: Path, copy: Path) -> Path:
+    return copy / path.relative_to(NOTEBOOKS)
+
+
+def _processes_with(marker: str) -> set[int]:
+    """Live processes whose environment holds ``marker``: a kernel started with it in its
+    environment, and everything that kernel started in turn. A marker of its own per test
+    tells its processes from those of the tests running beside it."""
     found = set()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            cwd = Path(os.readlink(entry / "cwd"))
+            if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                found.add(int(entry.name))
         except OSError:  # gone meanwhile, or not ours to look at
             continue
-        command = b" ".join(argv)
-        # Notebook 17's servers run from scratch_17/ (the checkup's CLI names them: not one).
-        if ((b"mcp_nb.lab" in command and cwd in (NOTEBOOKS, ZH)) or b"my_server.py" in command
-                or (b"scratch_17/" in command and b"mcp_nb.check" not in command)):
-            found.add(int(entry.name))
     return found
+
+
+def _stop_processes_with(marker: str, grace: float = 10.0) -> set[int]:
+    """Wait up to ``grace`` for the processes marked ``marker`` to end; kill and return those
+    that did not (a test that asserts nothing is left fails with them)."""
+    deadline = time.monotonic() + grace
+    while (left := _processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:  # not to leave them to the next test either
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def _marker(test: str, path: Path) -> str:
+    return f"MCP_NB_NOTEBOOK_RUN={os.getpid()}-{test}-{_label(path).replace('/', '-')}"
 
 
 def test_there_is_a_tour_and_a_notebook_per_phase() -> None:
@@ -230,37 +258,22 @@ def test_the_self_check_fails_without_the_learners_work(
     notebook.cells = [cell for i, cell in enumerate(cells[:check + 1]) if i not in answers]
     # Notebooks that make temporary folders make them here, since the run stops at the check.
     monkeypatch.setenv("TMPDIR", str(tmp_path))
+    marker = _marker("check", path)
+    monkeypatch.setenv(*marker.split("=", 1))
+    folder = _in_copy(path, _private_copy(tmp_path)).parent
     client = NotebookClient(notebook, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    before = _servers_from_notebooks()
+                            resources={"metadata": {"path": str(folder)}})
     try:
         with pytest.raises(CellExecutionError):
             client.execute()
     finally:
         # Servers a notebook starts itself (HTTP lab servers) are stopped by its last cell,
         # which this shortened run never reaches.
-        for pid in _servers_from_notebooks() - before:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+        _stop_processes_with(marker, grace=0)
     failed = [cell for cell in notebook.cells
               if any(output["output_type"] == "error" for output in cell.get("outputs", []))
               and "raises-exception" not in _tags(cell)]
     assert failed == [check_cell], "the run must stop at the self-check, not before it"
-
-
-def _processes_with(marker: str) -> set[int]:
-    """Live processes whose environment holds ``marker``: a kernel started with it in its
-    environment, and everything that kernel started in turn."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
-                found.add(int(entry.name))
-        except OSError:  # gone meanwhile, or not ours to look at
-            continue
-    return found
 
 
 @pytest.mark.timeout(300)
@@ -276,26 +289,22 @@ def test_a_failing_cell_leaves_nothing_behind(
     # Everything before the last cell, a cell that fails, and (run in spite of it) a probe.
     notebook.cells = [*notebook.cells[:last], nbformat.v4.new_code_cell("raise RuntimeError()"),
                       nbformat.v4.new_code_cell(probe)]
-    marker = f"MCP_NB_LEFTOVERS_RUN={os.getpid()}-{path.stem}"
+    marker = _marker("leftovers", path)
     monkeypatch.setenv(*marker.split("=", 1))
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(temporary))
-    beside = set(path.parent.iterdir())
+    folder = _in_copy(path, _private_copy(tmp_path)).parent
+    beside = set(folder.iterdir())
     NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+                   resources={"metadata": {"path": str(folder)}}).execute()
     printed = "".join(output.get("text", "") for output in notebook.cells[-1].outputs).strip()
-    assert printed == str(path.parent), f"the working folder moved to {printed}"
-    deadline = time.monotonic() + 10
-    while (left := _processes_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in left:  # not to leave them to the next test either
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    assert printed == str(folder), f"the working folder moved to {printed}"
+    left = _stop_processes_with(marker)
     assert not left, f"processes outlived the kernel: {sorted(left)}"
     assert not list(temporary.iterdir()), f"left in TMPDIR: {list(temporary.iterdir())}"
-    assert set(path.parent.iterdir()) == beside, (
-        f"left beside the notebook: {sorted(set(path.parent.iterdir()) - beside)}")
+    assert set(folder.iterdir()) == beside, (
+        f"left beside the notebook: {sorted(set(folder.iterdir()) - beside)}")
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=_label)
@@ -319,16 +328,23 @@ def test_notebook_is_committed_executed_and_strict(path: Path) -> None:
         assert raised == ("raises-exception" in tags), f"error output vs tag in: {source}"
 
 
-@pytest.mark.timeout(900)
-def test_notebooks_reproduce_their_outputs_under_strict_nbval(tmp_path: Path) -> None:
-    before = _servers_from_notebooks()
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=_label)
+def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path: Path) -> None:
+    """One chapter, both editions, in one nbval run: chapters run side by side (xdist), each
+    in its own copy of notebooks/, and a chapter's editions share one pytest start-up."""
+    copy = _private_copy(tmp_path)
+    editions = [_in_copy(path, copy), _in_copy(ZH / path.name, copy)]
     report = tmp_path / "nbval.xml"
+    marker = _marker("nbval", path)
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval", str(NOTEBOOKS),
+        [sys.executable, "-m", "pytest", "--nbval", *map(str, editions),
          "--nbval-sanitize-with", str(SANITIZE), "--nbval-current-env",
-         "-p", "no:cacheprovider", "-q", f"--junitxml={report}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=800,
+         "-p", "no:cacheprovider", "-p", "no:xdist", "--timeout=120", "-q",
+         f"--junitxml={report}", f"--rootdir={tmp_path}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=380,
+        env={**os.environ, **dict([marker.split("=", 1)])},
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 0, (
@@ -338,12 +354,10 @@ def test_notebooks_reproduce_their_outputs_under_strict_nbval(tmp_path: Path) ->
     for case in ET.parse(report).getroot().iter("testcase"):
         seconds[case.get("classname", "")] += float(case.get("time", "0"))
     ran = {_notebook_of(classname) for classname in seconds}
-    assert ran == {str(path.relative_to(NOTEBOOKS)) for path in ALL_FILES}
+    assert ran == {path.name, f"zh/{path.name}"}
     slow = {name: round(total, 1) for name, total in seconds.items() if total >= BUDGET_SECONDS}
     assert not slow, f"notebooks over the {BUDGET_SECONDS:g}s budget: {slow}"
 
     # Every server a notebook started is gone once its kernel has shut down.
-    deadline = time.monotonic() + 10
-    while (left := _servers_from_notebooks() - before) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    left = _stop_processes_with(marker)
     assert not left, f"server processes outlived the notebooks: {sorted(left)}"
