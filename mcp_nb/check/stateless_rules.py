@@ -21,7 +21,8 @@ from typing import Any
 from ..client import ClientSession
 from ..protocol.stateless import server_info_of
 from ..protocol.versions import Era
-from .http_rules import Recorder
+from .model import transcript_evidence as _entry
+from .recorder import Recorder
 
 #: RFC 9110 §5.1 field-name: 1*tchar.
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -32,10 +33,6 @@ NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additional
               "$ref", "$defs", "definitions", "dependentSchemas", "unevaluatedItems",
               "unevaluatedProperties", "propertyNames")
 DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-server-info")
-
-
-def _entry(name: str, entry: Any) -> dict[str, Any]:
-    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
 
 
 def _annotations(schema: Any, path: str, static: bool) -> Iterator[tuple[str, Any, Any, bool]]:
