@@ -26,7 +26,6 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -37,11 +36,9 @@ from ..protocol.envelope import Notification
 from ..protocol.errors import McpError
 from ..protocol.models import LOG_LEVELS
 from ..protocol.versions import Era
-from .model import Outcome
 from .model import transcript_evidence as _entry
+from .recorder import CheckupCore, Exchange
 from .uris import template_problem, template_variables, uri_problem
-
-Exchange = tuple[Any, list[dict[str, Any]]]
 
 #: At most this many listed resources are read, and prompts got (each is one request).
 SAMPLE = 3
@@ -183,25 +180,8 @@ class _CallRecord:
         self.ping_ids: list[int] = []
 
 
-class FeatureChecks:
+class FeatureChecks(CheckupCore):
     """The protocol-feature checks; mixed into the runner's ``_Checkup``."""
-
-    # Provided by the runner.
-    timeout: float
-    call_all: bool
-    allowed: list[str]
-
-    def put(self, check_id: str, outcome: Outcome, detail: str,
-            evidence: list[dict[str, Any]] | None = None) -> None:
-        raise NotImplementedError
-
-    def skip(self, check_ids: Sequence[str], reason: str) -> None:
-        raise NotImplementedError
-
-    async def exchange(self, session: ClientSession, name: str, method: str,
-                       params: dict[str, Any] | None = None, *, force: bool = False
-                       ) -> Exchange:
-        raise NotImplementedError
 
     # -- the main session ----------------------------------------------------------------
 

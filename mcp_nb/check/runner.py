@@ -23,10 +23,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 from jsonschema import Draft202012Validator
@@ -38,16 +37,14 @@ from ..client.errors import ServerError
 from ..i18n import _
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
-from ..transports import StdioTransport, http_transport
 from .apps_rules import check_apps
 from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks, arguments_for
 from .http_rules import check_http
-from .model import CHECKS, Outcome, Report, Result
+from .model import CHECKS, Report, Result
 from .model import transcript_evidence as _entry
+from .recorder import exchange_entries
+from .sessions import SHUTDOWN_GRACE, Target, describe, is_url
 from .stateless_rules import judge_stateless
-
-Target = str | Sequence[str] | ClientSession
-Exchange = tuple[Any, list[dict[str, Any]]]
 
 #: Offered to see the server counter-offer: it predates MCP, so no server supports it.
 UNKNOWN_VERSION = "2000-01-01"
@@ -61,58 +58,14 @@ MAX_PAGES = 50
 #: How long the unknown-version session waits, initialized but without sending
 #: notifications/initialized, for requests a server should not send yet.
 EARLY_REQUEST_WINDOW = 0.3
-#: How long a stdio server may take to exit after its stdin closes before it is judged
-#: to need SIGTERM: the spec's "reasonable time".  Generous, since a server that imports
-#: a large framework can take seconds to notice end-of-file on a busy machine (fastmcp
-#: took 2.5 s at a load of 9); only a server that ignores it pays the wait.
-SHUTDOWN_GRACE = 5.0
 #: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
 STATELESS_ONLY = -32022
 JSONRPC_PREDEFINED = {-32700, -32600, -32601, -32602, -32603}
 ERA_MESSAGE_RULES = ("invalid-json", "invalid-message", "invalid-utf8")
 
 
-def describe(target: Target) -> str:
-    if isinstance(target, ClientSession):
-        return "open session"
-    if isinstance(target, str):
-        return target
-    return shlex.join(target)
-
-
 def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-
-
-def _is_url(target: Target) -> TypeGuard[str]:
-    return isinstance(target, str) and target.startswith(("http://", "https://"))
-
-
-def _factory(target: Target, timeout: float, *, apps: bool = False,
-             env: Mapping[str, str] | None = None, cwd: str | None = None
-             ) -> Callable[[], ClientSession] | None:
-    """Sessions to new connections to the target (None for an open session: only it is ours);
-    ``apps`` declares the MCP Apps extension (servers offer Apps only to clients that do);
-    ``env`` and ``cwd`` are a stdio server's environment and working directory."""
-    if isinstance(target, ClientSession):
-        return None
-    if _is_url(target):
-        url = target
-        return lambda: ClientSession(http_transport(url), timeout=timeout,
-                                     probe_timeout=timeout, apps=apps)
-    argv = shlex.split(target) if isinstance(target, str) else list(target)
-    return lambda: ClientSession(
-        StdioTransport(argv, env=env, cwd=cwd,
-                       stdin_close_grace=SHUTDOWN_GRACE),
-        timeout=timeout, probe_timeout=timeout, apps=apps)
-
-
-def _exchange_entries(session: ClientSession, name: str, ids: list[int]) -> list[dict[str, Any]]:
-    """The request(s) this client sent with ``ids`` and what the server answered to them."""
-    wanted = set(ids)
-    return [_entry(name, e) for e in session.transcript
-            if e.id in wanted and ((e.direction == "send" and e.kind == "request")
-                                   or (e.direction == "recv" and e.kind in ("response", "error")))]
 
 
 def _initialize_exchange(session: ClientSession, name: str) -> tuple[dict | None, list[dict]]:
@@ -121,7 +74,7 @@ def _initialize_exchange(session: ClientSession, name: str) -> tuple[dict | None
     if not sent:
         return None, []
     ids = [e.id for e in sent if isinstance(e.id, int)]
-    evidence = _exchange_entries(session, name, ids)
+    evidence = exchange_entries(session, name, ids)
     answers = [e["message"] for e in evidence if e["message"] and "id" in e["message"]
                and "method" not in e["message"]]
     return (answers[-1] if answers else None), evidence
@@ -146,41 +99,6 @@ def _schema_problem(schema: Any) -> str | None:
 
 
 class _Checkup(FeatureChecks):
-    def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float, *,
-                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
-        self.target = target
-        self.new_session = _factory(target, timeout, env=env, cwd=cwd)
-        self.new_apps_session = _factory(target, timeout, apps=True, env=env, cwd=cwd)
-        self.timeout = timeout
-        self.call_all = call_tools == "all"
-        self.allowed = [] if isinstance(call_tools, str) else list(call_tools)
-        if isinstance(call_tools, str) and call_tools not in ("", "all"):
-            self.allowed = [n for n in call_tools.split(",") if n]
-        self.results: dict[str, Result] = {}
-        self.sessions: list[tuple[str, ClientSession]] = []
-        #: Set by the HTTP probes on a 401: only the authorization metadata can be judged.
-        self.authorization_required = False
-
-    def put(self, check_id: str, outcome: Outcome, detail: str,
-            evidence: list[dict[str, Any]] | None = None) -> None:
-        self.results[check_id] = Result.make(CHECKS[check_id], outcome, detail, evidence)
-
-    def skip(self, check_ids: Sequence[str], reason: str) -> None:
-        for check_id in check_ids:
-            self.results.setdefault(check_id, Result.make(CHECKS[check_id], "not-applicable",
-                                                          reason))
-
-    async def exchange(self, session: ClientSession, name: str, method: str,
-                       params: dict[str, Any] | None = None, *, force: bool = False) -> Exchange:
-        """One request: its result or the exception, and the transcript entries of it."""
-        ids: list[int] = []
-        try:
-            answer: Any = await session.request(method, params, force=force,
-                                                timeout=self.timeout, on_sent=ids.append)
-        except McpError as exc:
-            answer = exc
-        return answer, _exchange_entries(session, name, ids)
-
     # -- the run ------------------------------------------------------------------------
 
     async def run(self) -> Report:
@@ -201,7 +119,7 @@ class _Checkup(FeatureChecks):
                 if connect_error is None:
                     group.start_soon(self.features, main)
                 group.start_soon(self.lifecycle, main, connect_error)
-                if _is_url(self.target):
+                if is_url(self.target):
                     group.start_soon(check_http, self, self.target)
                 if connect_error is None:
                     group.start_soon(check_apps, self, self.new_apps_session, main)
@@ -222,7 +140,7 @@ class _Checkup(FeatureChecks):
                         "authorization metadata was checked")
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
-        if not _is_url(self.target):
+        if not is_url(self.target):
             self.skip([c for c in CHECKS if c.startswith("http.")],
                       "not a Streamable HTTP target (these rules are HTTP's)")
         server = main.server_info
@@ -640,7 +558,7 @@ class _Checkup(FeatureChecks):
     def shutdown(self) -> None:
         """lifecycle.shutdown, from how each stdio server the checkup closed took it."""
         check = "lifecycle.shutdown"
-        if _is_url(self.target):
+        if is_url(self.target):
             self.skip([check], "HTTP: shutdown is closing the connections (no process to watch)")
             return
         closed = [(name, session) for name, session in self.sessions
