@@ -25,6 +25,8 @@ from .model import CHECKS, Outcome, Result
 from .model import transcript_evidence as _entry
 from .sessions import Target, session_factory
 
+#: At most this many listed resources are read, and prompts got (each is one request).
+SAMPLE = 3
 #: One request's outcome: its result (or the exception it raised), and its transcript
 #: entries as evidence.
 Exchange = tuple[Any, list[dict[str, Any]]]

@@ -38,13 +38,15 @@ from ..i18n import _
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
 from .apps_rules import check_apps
-from .features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS, FeatureChecks, arguments_for
+from .features import FeatureChecks
+from .handshake_features import HANDSHAKE_FEATURE_CHECKS, HandshakeFeatureChecks
 from .http_rules import check_http
 from .model import CHECKS, Report, Result
 from .model import transcript_evidence as _entry
 from .recorder import exchange_entries
 from .sessions import SHUTDOWN_GRACE, Target, describe, is_url
 from .stateless_rules import judge_stateless
+from .tool_calls import TOOL_CALL_CHECKS, arguments_for
 
 #: Offered to see the server counter-offer: it predates MCP, so no server supports it.
 UNKNOWN_VERSION = "2000-01-01"
@@ -98,7 +100,7 @@ def _schema_problem(schema: Any) -> str | None:
     return None
 
 
-class _Checkup(FeatureChecks):
+class _Checkup(HandshakeFeatureChecks, FeatureChecks):
     # -- the run ------------------------------------------------------------------------
 
     async def run(self) -> Report:
