@@ -1,10 +1,13 @@
-"""The checkup's protocol-feature phase on the main session: each feature area, concurrently.
+"""The checkup's feature phase on the main session: its lists, then each feature area.
 
-The main session, in whichever era it speaks, has its resources
+The main session, in whichever era it speaks, first has its three lists read
+(:mod:`~mcp_nb.check.lists`, concurrently, as JSON-RPC allows) and, in the
+stateless era, one probe of its own (:func:`~mcp_nb.check.stateless_rules.probe_stateless`);
+then, concurrently, what the lists hold is judged: resources
 (:mod:`~mcp_nb.check.resources`), prompts and completion
-(:mod:`~mcp_nb.check.prompts`) judged here, and, only for tools the user allowed,
-its tool calls (:mod:`~mcp_nb.check.tool_calls`).  What only a handshake-era
-session can be asked runs with the lifecycle checks instead
+(:mod:`~mcp_nb.check.prompts`), tools (:mod:`~mcp_nb.check.tools`) and, only for
+tools the user allowed, their calls (:mod:`~mcp_nb.check.tool_calls`).  What only
+a handshake-era session can be asked runs with the lifecycle checks instead
 (:mod:`~mcp_nb.check.handshake_features`).
 
 Every read here is side-effect free by the spec (``resources/read``,
@@ -24,14 +27,27 @@ from typing import Any
 import anyio
 
 from ..client import ClientSession
+from .lists import ListChecks
 from .prompts import PROMPT_CHECKS, PromptChecks
 from .resources import RESOURCE_CHECKS, ResourceChecks
-from .tool_calls import ToolCallChecks
+from .stateless_rules import probe_stateless
+from .tool_calls import TOOL_CALL_CHECKS
+from .tools import TOOL_LIST_CHECKS, ToolChecks
 
 
-class FeatureChecks(ResourceChecks, PromptChecks, ToolCallChecks):
-    """The main session's feature areas, started together; mixed into the runner's
-    ``_Checkup``."""
+class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
+    """The main session's feature phase; mixed into the runner's ``_Checkup``."""
+
+    async def features(self, main: ClientSession) -> None:
+        """The lists, the stateless era's probe, then every feature area concurrently."""
+        listed = await self.capability_lists(main)
+        await probe_stateless(self, main)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.protocol_features, main, listed)
+            if "tools" in listed:
+                group.start_soon(self.tools, main, listed["tools"])
+            else:
+                self.skip([*TOOL_LIST_CHECKS, *TOOL_CALL_CHECKS], "the server lists no tools")
 
     async def protocol_features(self, main: ClientSession, listed: dict[str, list[Any]]) -> None:
         """Resources, prompts and completion on the main session, concurrently."""

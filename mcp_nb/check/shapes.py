@@ -1,14 +1,16 @@
 """Sans-I/O judgments of a result's shape: what a schema says a server's answer must look like.
 
 Each function takes a value as the server sent it (already parsed JSON) and says
-what breaks the 2025-11-25 schema's shape for it, as one problem per sentence (an
-empty list: nothing).  No request is made here: the checks that make the requests
+what breaks the 2025-11-25 schema's shape for it, one sentence per problem (none:
+the shape holds).  No request is made here: the checks that make the requests
 (:mod:`~mcp_nb.check.resources`, :mod:`~mcp_nb.check.prompts`,
 :mod:`~mcp_nb.check.tools`, :mod:`~mcp_nb.check.tool_calls`) hand what came back
 to these, which keeps every rule testable on a literal.
 
 Example::
 
+    >>> schema_problem({"type": "array", "items": {"type": "string"}})
+    "has type 'array', not 'object'"
     >>> completion_problems({"completion": {"values": ["a", "b"], "total": True}})
     ['total True is not a number']
     >>> message_problems("greet", {"messages": [{"role": "system",
@@ -19,6 +21,10 @@ Example::
 from __future__ import annotations
 
 from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
 
 #: ContentBlock types (schema 2025-11-25) a prompt message may carry.
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
@@ -106,3 +112,15 @@ def completion_problems(result: Any) -> list[str]:
         problems.append(f"hasMore {completion['hasMore']!r} is not a boolean")
     return problems
 
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema object schema (None if it is)."""
+    if not isinstance(schema, dict):
+        return f"is {type(schema).__name__}, not a JSON object"
+    if schema.get("type") != "object":
+        return f"has type {schema.get('type')!r}, not 'object'"
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        return f"is not valid JSON Schema: {exc.message}"
+    return None
