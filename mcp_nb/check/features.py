@@ -11,8 +11,8 @@ a handshake-era session can be asked runs with the lifecycle checks instead
 (:mod:`~mcp_nb.check.handshake_features`).
 
 Every read here is side-effect free by the spec (``resources/read``,
-``prompts/get``, ``completion/complete``, ``logging/setLevel``); ``tools/call``
-is only ever sent for tools ``--call-tools`` names.
+``prompts/get``, ``completion/complete``); ``tools/call`` is only ever sent for
+tools ``--call-tools`` names.
 
 Example (what the runner does with it)::
 
