@@ -1,4 +1,4 @@
-"""The checkup's protocol-feature checks (mcp_nb.check.features), calibrated both ways.
+"""The checkup's protocol-feature checks (the feature areas of mcp_nb.check), calibrated both ways.
 
 Each lab fault knob that breaks a feature rule is caught by that rule's check and
 by nothing else (FEATURE_KNOB_MATRIX, run with every tool allowed, since progress,
@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from mcp_nb.check import CHECKS, run_checkup, text_summary
-from mcp_nb.check.features import HANDSHAKE_FEATURE_CHECKS, TOOL_CALL_CHECKS
+from mcp_nb.check.handshake_features import HANDSHAKE_FEATURE_CHECKS
 from mcp_nb.check.model import Report
+from mcp_nb.check.tool_calls import TOOL_CALL_CHECKS
 from mcp_nb.check.uris import template_problem, template_variables, uri_problem
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.transports import StdioTransport

@@ -16,28 +16,21 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from ..apps.csp import CSP_KEYS, sandbox_policy
 from ..apps.meta import EXTENSION, AppResourceError, resource_uri, ui_resource
 from ..client import ClientSession
 from ..protocol.errors import McpError
-from .http_rules import Recorder
+from .recorder import SessionRecorder
 
 APPS_CHECKS = ("apps.resource", "apps.mime-type", "apps.csp")
 #: UI resources read at most (a server with hundreds is judged on a sample).
 MAX_RESOURCES = 20
 MAX_PAGES = 20
-Exchange = tuple[Any, list[dict[str, Any]]]
 
 
-class AppsRecorder(Recorder, Protocol):
-    async def exchange(self, session: ClientSession, name: str, method: str,
-                       params: dict[str, Any] | None = None, *,
-                       force: bool = False) -> Exchange: ...
-
-
-async def _listed(checkup: AppsRecorder, session: ClientSession, name: str, method: str,
+async def _listed(checkup: SessionRecorder, session: ClientSession, name: str, method: str,
                   key: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every item of a paginated list, and the exchanges."""
     items: list[dict[str, Any]] = []
@@ -56,7 +49,7 @@ async def _listed(checkup: AppsRecorder, session: ClientSession, name: str, meth
     return items, evidence
 
 
-async def check_apps(checkup: AppsRecorder, new_session: Callable[[], ClientSession] | None,
+async def check_apps(checkup: SessionRecorder, new_session: Callable[[], ClientSession] | None,
                      main: ClientSession) -> None:
     """apps.resource, apps.mime-type, apps.csp for every UI resource the server offers."""
     if new_session is None:
@@ -71,7 +64,7 @@ async def check_apps(checkup: AppsRecorder, new_session: Callable[[], ClientSess
         checkup.skip(APPS_CHECKS, f"a session declaring {EXTENSION} could not be used: {exc}")
 
 
-async def _judge(checkup: AppsRecorder, session: ClientSession, name: str) -> None:
+async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) -> None:
     capabilities = session.capabilities.server
     tools, tool_evidence = (await _listed(checkup, session, name, "tools/list", "tools")
                             if "tools" in capabilities else ([], []))

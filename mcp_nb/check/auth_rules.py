@@ -28,7 +28,8 @@ from ..auth.discovery import (
     prm_urls,
 )
 from ..auth.errors import AuthorizationFailed
-from .http_rules import Answer, Recorder, http_evidence
+from .http_evidence import Answer, http_evidence
+from .recorder import Recorder
 
 LATER = ("auth.resource-metadata", "auth.server-metadata", "auth.pkce-s256",
          "auth.client-registration")

@@ -25,8 +25,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import httpx
@@ -34,7 +33,9 @@ import httpx
 from ..protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS, VERSIONS
-from .model import Outcome
+from .auth_rules import check_authorization
+from .http_evidence import Answer, http_evidence
+from .recorder import Recorder
 
 #: An Origin a DNS-rebinding page would send.
 FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
@@ -53,59 +54,6 @@ HANDSHAKE_CHECKS = ("http.origin", "http.session-id", "http.protocol-version-hea
 STATELESS_HTTP_CHECKS = ("stateless.request-meta", "stateless.header-mismatch")
 AUTH_CHECKS = ("auth.discovery", "auth.resource-metadata", "auth.server-metadata",
                "auth.pkce-s256", "auth.client-registration")
-
-
-class Recorder(Protocol):
-    """What the probes need from the checkup: where verdicts go, and the time allowed."""
-
-    timeout: float
-    authorization_required: bool
-
-    def put(self, check_id: str, outcome: Outcome, detail: str,
-            evidence: list[dict[str, Any]] | None = None) -> None: ...
-
-    def skip(self, check_ids: Sequence[str], reason: str) -> None: ...
-
-
-@dataclass
-class Answer:
-    """One HTTP exchange: what came back, and the exchange as evidence."""
-
-    status: int
-    headers: httpx.Headers
-    #: The JSON-RPC message answering the request (from JSON or from the SSE stream).
-    body: Any
-    text: str
-    evidence: dict[str, Any]
-    #: The SSE ``id:`` fields, in order (empty for a JSON answer).
-    event_ids: list[str] = field(default_factory=list)
-    #: Every JSON-RPC message an SSE answer carried.
-    messages: list[Any] = field(default_factory=list)
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";")[0].strip().lower()
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        """The JSON-RPC result object answering the request, if one came."""
-        result = self.body.get("result") if isinstance(self.body, dict) else None
-        return result if isinstance(result, dict) else None
-
-    @property
-    def error_code(self) -> Any:
-        error = self.body.get("error") if isinstance(self.body, dict) else None
-        return error.get("code") if isinstance(error, dict) else None
-
-
-def http_evidence(method: str, url: str, headers: dict[str, str], body: Any, status: int,
-                  response_headers: httpx.Headers, text: str) -> dict[str, Any]:
-    shown = ("content-type", "mcp-session-id", "www-authenticate", "location")
-    return {"http": {
-        "request": {"method": method, "url": url, "headers": headers, "body": body},
-        "response": {"status": status,
-                     "headers": {k: v for k, v in response_headers.items() if k in shown},
-                     "body": text[:2000]}}}
 
 
 class HttpProbe:
@@ -237,8 +185,6 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
         why = "the server asks for authorization (401): only its metadata was checked"
         checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
         checkup.authorization_required = True
-        from .auth_rules import check_authorization  # it builds on Answer and Recorder here
-
         await check_authorization(checkup, client, probe.url, plain)
         return
     checkup.skip(AUTH_CHECKS, f"the server did not ask for authorization (initialize "

@@ -1,11 +1,16 @@
-"""The checkup's stateless-era (2026-07-28) rules judged from what the main session received:
-``server/discover``'s result, and the ``x-mcp-header`` annotations of the tools listed.
+"""The checkup's stateless-era (2026-07-28) rules on the main session (its HTTP rules are
+:mod:`~mcp_nb.check.http_rules`').
 
-Nothing is sent here: the main session's own ``server/discover`` (the probe its
-``connect(era="auto")`` makes) and ``tools/list`` pages are the evidence.
+Mostly judged from what the main session received: ``server/discover``'s result
+(the probe its ``connect(era="auto")`` makes) and the ``x-mcp-header`` annotations
+of the tools listed.  One request is sent here, by :func:`probe_stateless`:
+``server/discover`` declaring a version no server implements, to see it refused
+with the supported list; then every result the session received is looked at for
+``resultType``.
 
 Example::
 
+    await probe_stateless(checkup, main)   # in the feature phase, after the lists
     judge_stateless(checkup, main)   # after the main session's requests are done
     x_mcp_header_problems({"type": "object", "properties": {
         "n": {"type": "number", "x-mcp-header": "N"}}})
@@ -19,9 +24,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..client import ClientSession
+from ..client.errors import ServerError
+from ..protocol.errors import McpError
 from ..protocol.stateless import server_info_of
 from ..protocol.versions import Era
-from .http_rules import Recorder
+from .model import transcript_evidence as _entry
+from .recorder import Recorder
 
 #: RFC 9110 §5.1 field-name: 1*tchar.
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -32,10 +40,10 @@ NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additional
               "$ref", "$defs", "definitions", "dependentSchemas", "unevaluatedItems",
               "unevaluatedProperties", "propertyNames")
 DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-server-info")
-
-
-def _entry(name: str, entry: Any) -> dict[str, Any]:
-    return {"session": name, "seq": entry.seq, "label": entry.label, "message": entry.message}
+#: Declared in a stateless-era request's _meta: no server implements it.
+UNKNOWN_STATELESS_VERSION = "1900-01-01"
+#: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
+STATELESS_ONLY = -32022
 
 
 def _annotations(schema: Any, path: str, static: bool) -> Iterator[tuple[str, Any, Any, bool]]:
@@ -151,3 +159,45 @@ def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
     else:
         checkup.put(check, "pass", f"{annotated} tool(s) annotate parameters with valid "
                     "x-mcp-header names", evidence[:3])
+
+
+async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
+    """stateless.unsupported-version (server/discover declaring a version no server has) and
+    stateless.result-type (over every result the main session received)."""
+    checks = ["stateless.unsupported-version", "stateless.result-type"]
+    if main.era is not Era.STATELESS:
+        checkup.skip(checks, "the server does not speak the stateless era (2026-07-28)")
+        return
+    start = main.transcript.next_seq
+    answer: Any
+    try:
+        # negotiate=False: the raw answer, not the client's retry with a supported version.
+        answer = await main.discover(UNKNOWN_STATELESS_VERSION, negotiate=False,
+                                     timeout=checkup.timeout)
+    except McpError as exc:
+        answer = exc
+    evidence = [_entry("main", e) for e in main.transcript.since(start)
+                if e.kind in ("request", "response", "error") and e.direction != "event"
+                and (e.method in (None, "server/discover"))]
+    check = "stateless.unsupported-version"
+    if isinstance(answer, ServerError) and answer.code == STATELESS_ONLY:
+        supported = (answer.data or {}).get("supported") if isinstance(answer.data,
+                                                                    dict) else None
+        if isinstance(supported, list) and supported and all(
+                isinstance(v, str) for v in supported):
+            checkup.put(check, "pass", f"-32022 listing {', '.join(supported)}", evidence)
+        else:
+            checkup.put(check, "fail", "-32022 without data.supported (a list of versions)",
+                        evidence)
+    elif isinstance(answer, ServerError):
+        checkup.put(check, "fail", f"answered error {answer.code}, not -32022", evidence)
+    else:
+        checkup.put(check, "fail", f"version {UNKNOWN_STATELESS_VERSION} was served: "
+                    f"{type(answer).__name__}", evidence)
+    missing = [_entry("main", e) for e in main.transcript
+               if e.direction == "recv" and e.kind == "response" and e.message
+               and isinstance(e.message.get("result"), dict)
+               and "resultType" not in e.message["result"]]
+    checkup.put("stateless.result-type", "fail" if missing else "pass",
+                f"{len(missing)} result(s) without resultType" if missing else
+                "every result carried resultType", missing[:5])

@@ -1,0 +1,140 @@
+"""The checkup's capability and list checks on the main session.
+
+Each of ``tools/list``, ``resources/list`` and ``prompts/list`` is sent once,
+concurrently, declared or not (``capabilities.*``: a list not declared should be
+refused with -32601); every ``nextCursor`` is followed (``lists.pagination``).
+What the lists hold is what the feature areas then judge.  ``lists.list-changed``
+is judged at the end, over every session the checkup opened.
+
+Example (what the feature phase does with it)::
+
+    listed = await self.capability_lists(main)   # {"tools": [...], "prompts": [...]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from ..client import ClientSession
+from ..client.errors import ServerError
+from ..i18n import _
+from .model import transcript_evidence as _entry
+from .recorder import CheckupCore
+
+#: Each listing capability: the method that lists it, and the key of the result's items.
+LISTS = {"tools": ("tools/list", "tools"), "resources": ("resources/list", "resources"),
+         "prompts": ("prompts/list", "prompts")}
+#: Pages followed at most per list (a server that always hands out a new cursor never ends).
+MAX_PAGES = 50
+
+
+class ListChecks(CheckupCore):
+    """capabilities.tools, capabilities.resources, capabilities.prompts, lists.pagination and
+    lists.list-changed."""
+
+    async def capability_lists(self, main: ClientSession) -> dict[str, list[dict[str, Any]]]:
+        """Each list the server answers, every page of it, by capability."""
+        listed: dict[str, list[dict[str, Any]]] = {}
+        pages: list[tuple[str, str, list[dict[str, Any]]]] = []
+
+        async def one(capability: str) -> None:
+            method, key = LISTS[capability]
+            declared = capability in main.capabilities.server
+            answer, evidence = await self.exchange(main, "main", method, force=not declared)
+            check = f"capabilities.{capability}"
+            if isinstance(answer, dict):
+                if declared:
+                    self.put(check, "pass", _("declared, and {method} answered").format(
+                        method=method), evidence)
+                else:
+                    self.put(check, "fail", _("{capability} not declared, yet {method} "
+                                              "answered a result").format(
+                        capability=capability, method=method), evidence)
+                items = answer.get(key) if isinstance(answer.get(key), list) else []
+                listed[capability] = list(items)
+                await self.paginate(main, method, key, answer, listed[capability], pages)
+            elif isinstance(answer, ServerError):
+                if declared:
+                    self.put(check, "fail", _("{capability} declared, yet {method} answered "
+                                              "error {code}").format(
+                        capability=capability, method=method, code=answer.code), evidence)
+                elif answer.code == -32601:
+                    self.put(check, "pass", _("not declared, and {method} refused with "
+                                              "-32601").format(method=method), evidence)
+                else:
+                    self.put(check, "warn", _(
+                        "not declared; {method} refused with {code} (JSON-RPC's code for a "
+                        "method not available is -32601)").format(method=method,
+                                                                  code=answer.code), evidence)
+            else:
+                self.put(check, "fail" if declared else "warn",
+                         f"{method}: {answer}", evidence)
+
+        async with anyio.create_task_group() as group:
+            for capability in LISTS:
+                group.start_soon(one, capability)
+        self.pagination(pages)
+        return listed
+
+    async def paginate(self, main: ClientSession, method: str, key: str, first: dict[str, Any],
+                       items: list[dict[str, Any]],
+                       pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+        """Follow nextCursor; each problem goes to ``pages`` as (method, problem, evidence)."""
+        answer, seen = first, set()
+        for _page in range(MAX_PAGES):
+            cursor = answer.get("nextCursor")
+            if cursor is None:
+                return
+            if not isinstance(cursor, str) or cursor in seen:
+                pages.append((method, f"nextCursor {cursor!r} is not a new string", []))
+                return
+            seen.add(cursor)
+            answer, evidence = await self.exchange(main, "main", method, {"cursor": cursor})
+            if not isinstance(answer, dict):
+                pages.append((method, f"the cursor it handed out was refused: {answer}",
+                              evidence))
+                return
+            pages.append((method, "", evidence))
+            if isinstance(answer.get(key), list):
+                items.extend(answer[key])
+
+    def pagination(self, pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+        check = "lists.pagination"
+        if not pages:
+            self.skip([check], "no list handed out a nextCursor")
+            return
+        problems = [(m, p, e) for m, p, e in pages if p]
+        evidence = [entry for _, _, e in (problems or pages)[:4] for entry in e]
+        if problems:
+            self.put(check, "fail", "; ".join(f"{m}: {p}" for m, p, _ in problems), evidence)
+        else:
+            self.put(check, "pass", f"{len(pages)} further page(s) fetched by cursor", evidence)
+
+    def list_changed(self) -> None:
+        """lists.list-changed, over every session: what the server announced, and whether it
+        had declared it (nothing the checkup does without tool calls changes a list)."""
+        check = "lists.list-changed"
+        undeclared = [(n, f) for n, s in self.sessions for f in s.findings
+                      if f.rule.id == "capability-not-negotiated" and isinstance(f.evidence, dict)
+                      and str(f.evidence.get("method", "")).endswith("/list_changed")]
+        if undeclared:
+            self.put(check, "fail", undeclared[0][1].detail,
+                     [{"session": n, "finding": f.rule.id, "message": f.evidence}
+                      for n, f in undeclared[:5]])
+            return
+        seen = [_entry(n, e) for n, s in self.sessions for e in s.transcript
+                if e.direction == "recv" and e.kind == "notification"
+                and (e.method or "").endswith("/list_changed")]
+        if seen:
+            self.put(check, "pass", f"{len(seen)} list_changed notification(s), each for a list "
+                     "declared listChanged", seen[:5])
+            return
+        declared = sorted({kind for _, s in self.sessions for kind in LISTS
+                           if s.capabilities.list_changed(kind)})
+        self.skip([check], (f"declared listChanged for {', '.join(declared)}, but no list "
+                            "changed while the checkup ran: a list changes when the server's "
+                            "state does (a tool call, say), which the checkup does not provoke")
+                  if declared else "no list is declared listChanged and none was announced")
+

@@ -1,0 +1,128 @@
+"""The checkup's prompts and completion checks on the main session.
+
+``prompts.arguments`` judges the arguments ``prompts/list`` declared,
+``prompts.get`` gets a sample of the prompts (side-effect free by the spec) with
+invented values for their required arguments, and ``completion/complete`` is sent
+once, for a listed prompt's first argument or else a resource template's first
+variable: ``capabilities.completions`` judges whether it is served as declared
+(it is sent even when not declared, to see it refused), ``completion.result`` the
+shape of what came back.
+
+Example (what the feature phase does with it)::
+
+    await self.prompts(main, listed["prompts"])
+    await self.completion(main, listed["prompts"])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from ..client import ClientSession
+from ..client.errors import ServerError
+from ..protocol.errors import McpError
+from .model import transcript_evidence as _entry
+from .recorder import SAMPLE, CheckupCore, Exchange
+from .shapes import argument_problems, completion_problems, message_problems
+from .uris import template_problem, template_variables
+
+PROMPT_CHECKS = ("prompts.arguments", "prompts.get")
+
+
+class PromptChecks(CheckupCore):
+    """prompts.arguments, prompts.get, capabilities.completions and completion.result."""
+
+    async def prompts(self, main: ClientSession, prompts: list[Any]) -> None:
+        listing = [_entry("main", e) for e in main.transcript
+                   if e.direction == "recv" and e.kind == "response" and e.message
+                   and isinstance(e.message.get("result"), dict)
+                   and "prompts" in e.message["result"]][:2]
+        prompts = [p for p in prompts if isinstance(p, dict) and isinstance(p.get("name"), str)]
+        problems = [p for prompt in prompts for p in argument_problems(prompt)]
+        if not any("arguments" in p for p in prompts):
+            self.skip(["prompts.arguments"], "no prompt declares arguments")
+        else:
+            self.put("prompts.arguments", "fail" if problems else "pass",
+                     "; ".join(problems[:5]) or "every prompt's arguments are well-formed",
+                     listing)
+        sample = [p for p in prompts if not argument_problems(p)][:SAMPLE]
+        if not sample:
+            self.skip(["prompts.get"], "no prompt to get")
+            return
+        answers: dict[str, Exchange] = {}
+
+        async def get(prompt: dict[str, Any]) -> None:
+            arguments = {a["name"]: "checkup" for a in prompt.get("arguments") or ()
+                         if a.get("required") is True}
+            answers[prompt["name"]] = await self.exchange(
+                main, "main", "prompts/get", {"name": prompt["name"], "arguments": arguments})
+
+        async with anyio.create_task_group() as group:
+            for prompt in sample:
+                group.start_soon(get, prompt)
+        problems, refused, evidence = [], [], []
+        for name, (answer, entries) in answers.items():
+            evidence += entries
+            if isinstance(answer, McpError):
+                # Invented argument values ("checkup") may be refused: not a violation.
+                refused.append(f"{name!r} refused the checkup's arguments ({answer})")
+                continue
+            problems += message_problems(name, answer)
+        if problems:
+            self.put("prompts.get", "fail", "; ".join(problems[:5]), evidence)
+        elif len(refused) == len(answers):
+            self.skip(["prompts.get"], "not judged: " + "; ".join(refused)[:300])
+        else:
+            self.put("prompts.get", "pass", f"{len(answers) - len(refused)} prompt(s) got, "
+                     "messages well-formed", evidence)
+
+    async def completion(self, main: ClientSession, prompts: list[Any]) -> None:
+        declared = "completions" in main.capabilities.server
+        ref, argument = await self.completion_target(main, prompts)
+        answer, evidence = await self.exchange(
+            main, "main", "completion/complete", {"ref": ref, "argument": argument},
+            force=not declared)
+        check = "capabilities.completions"
+        served = isinstance(answer, dict) or (isinstance(answer, ServerError)
+                                              and answer.code != -32601)
+        if declared:
+            self.put(check, "pass" if served else "fail",
+                     f"declared, and completion/complete answered "
+                     f"{'a result' if isinstance(answer, dict) else answer}", evidence)
+        elif isinstance(answer, dict):
+            self.put(check, "fail", "completions not declared, yet completion/complete "
+                     "answered a result", evidence)
+        elif isinstance(answer, ServerError) and answer.code == -32601:
+            self.put(check, "pass", "not declared, and completion/complete refused with -32601",
+                     evidence)
+        else:
+            self.put(check, "warn", f"not declared; completion/complete answered {answer} "
+                     "(JSON-RPC's code for a method not available is -32601)", evidence)
+        if not isinstance(answer, dict):
+            self.skip(["completion.result"], f"no completion result to judge ({answer})"[:300])
+            return
+        problems = completion_problems(answer)
+        self.put("completion.result", "fail" if problems else "pass",
+                 "; ".join(problems) or f"completion for {ref} well-formed", evidence)
+
+    async def completion_target(self, main: ClientSession, prompts: list[Any]
+                                ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What to complete: a listed prompt's first argument, else a template's variable."""
+        for prompt in prompts:
+            arguments = prompt.get("arguments") if isinstance(prompt, dict) else None
+            if isinstance(arguments, list) and arguments and isinstance(arguments[0], dict):
+                return ({"type": "ref/prompt", "name": prompt.get("name")},
+                        {"name": arguments[0].get("name"), "value": ""})
+        if "resources" in main.capabilities.server:
+            answer, _ = await self.exchange(main, "main", "resources/templates/list")
+            for template in (answer.get("resourceTemplates") or []
+                             if isinstance(answer, dict) else []):
+                text = template.get("uriTemplate") if isinstance(template, dict) else None
+                if isinstance(text, str) and template_problem(text) is None and (
+                        names := template_variables(text)):
+                    return {"type": "ref/resource", "uri": text}, {"name": names[0], "value": ""}
+        # Nothing listed to complete: the answer still shows whether the method is served.
+        return {"type": "ref/prompt", "name": "checkup"}, {"name": "checkup", "value": ""}
+

@@ -1,0 +1,100 @@
+"""What every group of checks shares: where verdicts go, the time allowed, one request as evidence.
+
+The rule modules (HTTP, authorization, MCP Apps, the stateless era) are functions
+that take the checkup typed as one of the protocols here, never the runner's class:
+they depend on this small surface only, so none of them imports the runner.  The
+checks that are methods (lifecycle, lists, resources, prompts, tools, …) are
+classes built on :class:`CheckupCore`, the one implementation of that surface,
+and the runner's ``_Checkup`` combines them.
+
+Example::
+
+    async def check_something(checkup: SessionRecorder, session: ClientSession) -> None:
+        answer, evidence = await checkup.exchange(session, "main", "ping")
+        checkup.put("lifecycle.ping", "pass" if answer == {} else "fail", "…", evidence)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from ..client import ClientSession
+from ..protocol.errors import McpError
+from .model import CHECKS, Outcome, Result
+from .model import transcript_evidence as _entry
+from .sessions import Target, session_factory
+
+#: At most this many listed resources are read, and prompts got (each is one request).
+SAMPLE = 3
+#: One request's outcome: its result (or the exception it raised), and its transcript
+#: entries as evidence.
+Exchange = tuple[Any, list[dict[str, Any]]]
+
+
+class Recorder(Protocol):
+    """What the probes need from the checkup: where verdicts go, and the time allowed."""
+
+    timeout: float
+    authorization_required: bool
+
+    def put(self, check_id: str, outcome: Outcome, detail: str,
+            evidence: list[dict[str, Any]] | None = None) -> None: ...
+
+    def skip(self, check_ids: Sequence[str], reason: str) -> None: ...
+
+
+class SessionRecorder(Recorder, Protocol):
+    """A recorder that also sends requests on a session, keeping each as evidence."""
+
+    async def exchange(self, session: ClientSession, name: str, method: str,
+                       params: dict[str, Any] | None = None, *,
+                       force: bool = False) -> Exchange: ...
+
+
+def exchange_entries(session: ClientSession, name: str, ids: list[int]) -> list[dict[str, Any]]:
+    """The request(s) this client sent with ``ids`` and what the server answered to them."""
+    wanted = set(ids)
+    return [_entry(name, e) for e in session.transcript
+            if e.id in wanted and ((e.direction == "send" and e.kind == "request")
+                                   or (e.direction == "recv" and e.kind in ("response", "error")))]
+
+
+class CheckupCore:
+    """The checkup's state, which every group of checks reads and adds to: the results by
+    check id, the sessions opened (named, for the evidence), and what may be called."""
+
+    def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float, *,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+        self.target = target
+        self.new_session = session_factory(target, timeout, env=env, cwd=cwd)
+        self.new_apps_session = session_factory(target, timeout, apps=True, env=env, cwd=cwd)
+        self.timeout = timeout
+        self.call_all = call_tools == "all"
+        self.allowed = [] if isinstance(call_tools, str) else list(call_tools)
+        if isinstance(call_tools, str) and call_tools not in ("", "all"):
+            self.allowed = [n for n in call_tools.split(",") if n]
+        self.results: dict[str, Result] = {}
+        self.sessions: list[tuple[str, ClientSession]] = []
+        #: Set by the HTTP probes on a 401: only the authorization metadata can be judged.
+        self.authorization_required = False
+
+    def put(self, check_id: str, outcome: Outcome, detail: str,
+            evidence: list[dict[str, Any]] | None = None) -> None:
+        self.results[check_id] = Result.make(CHECKS[check_id], outcome, detail, evidence)
+
+    def skip(self, check_ids: Sequence[str], reason: str) -> None:
+        for check_id in check_ids:
+            self.results.setdefault(check_id, Result.make(CHECKS[check_id], "not-applicable",
+                                                          reason))
+
+    async def exchange(self, session: ClientSession, name: str, method: str,
+                       params: dict[str, Any] | None = None, *, force: bool = False) -> Exchange:
+        """One request: its result or the exception, and the transcript entries of it."""
+        ids: list[int] = []
+        try:
+            answer: Any = await session.request(method, params, force=force,
+                                                timeout=self.timeout, on_sent=ids.append)
+        except McpError as exc:
+            answer = exc
+        return answer, exchange_entries(session, name, ids)

@@ -1,0 +1,125 @@
+"""The checkup's tools checks on what ``tools/list`` gave: names, schemas and annotations.
+
+``tools.names``, ``tools.input-schema`` and ``tools.annotations`` judge the listing
+alone; ``tools.output-schema`` judges each ``outputSchema`` and, for the tools the
+user allowed, whether a call's ``structuredContent`` conforms to it.  The calls
+themselves (errors, progress, cancellation) follow (:mod:`~mcp_nb.check.tool_calls`).
+
+Example (what the feature phase does with it)::
+
+    await self.tools(main, listed["tools"])
+    self.results["tools.names"].outcome   # 'pass': every name follows the naming rules
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
+
+from ..client import ClientSession
+from .model import transcript_evidence as _entry
+from .shapes import schema_problem
+from .tool_calls import ToolCallChecks, arguments_for
+
+#: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+#: The ToolAnnotations hints: each a boolean when present.
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+#: The checks a server that lists no tools makes not applicable (with TOOL_CALL_CHECKS).
+TOOL_LIST_CHECKS = ("tools.names", "tools.input-schema", "tools.output-schema",
+                    "tools.annotations")
+
+
+class ToolChecks(ToolCallChecks):
+    """tools.names, tools.input-schema, tools.annotations and tools.output-schema, then the
+    calls of the allowed tools."""
+
+    async def tools(self, main: ClientSession, tools: list[dict[str, Any]]) -> None:
+        listing = [e for e in main.transcript if e.direction == "recv" and e.kind == "response"
+                   and e.message and isinstance(e.message.get("result"), dict)
+                   and "tools" in e.message["result"]]
+        evidence = [_entry("main", e) for e in listing[:2]]
+        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        bad = [n for n in names if not isinstance(n, str) or not TOOL_NAME.fullmatch(n)]
+        dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
+        if bad or dupes:
+            self.put("tools.names", "fail", "; ".join(
+                [f"name {n!r} breaks the naming rules" for n in bad[:5]]
+                + [f"name {n!r} is not unique" for n in dupes[:5]]), evidence)
+        else:
+            self.put("tools.names", "pass", f"{len(names)} tool name(s) follow the rules",
+                     evidence)
+        problems = [f"{t.get('name')!r}: inputSchema {p}" for t in tools
+                    if (p := schema_problem(t.get("inputSchema")))]
+        self.put("tools.input-schema", "fail" if problems else "pass",
+                 "; ".join(problems[:5]) or f"{len(tools)} inputSchema(s) valid", evidence)
+        annotated = [t for t in tools if "annotations" in t]
+        if not annotated:
+            self.skip(["tools.annotations"], "no tool has annotations")
+        else:
+            problems = []
+            for tool in annotated:
+                notes = tool["annotations"]
+                if not isinstance(notes, dict):
+                    problems.append(f"{tool.get('name')!r}: annotations is not an object")
+                    continue
+                problems += [f"{tool.get('name')!r}: {hint} is not a boolean" for hint in HINTS
+                             if hint in notes and not isinstance(notes[hint], bool)]
+                if "title" in notes and not isinstance(notes["title"], str):
+                    problems.append(f"{tool.get('name')!r}: title is not a string")
+            self.put("tools.annotations", "fail" if problems else "pass",
+                     "; ".join(problems[:5]) or f"{len(annotated)} tool(s) annotated well",
+                     evidence)
+        await self.output_schemas(main, tools, evidence)
+        await self.tool_calls(main, tools)
+
+    async def output_schemas(self, main: ClientSession, tools: list[dict[str, Any]],
+                             evidence: list[dict[str, Any]]) -> None:
+        check = "tools.output-schema"
+        typed = [t for t in tools if "outputSchema" in t]
+        if not typed:
+            self.skip([check], "no tool declares an outputSchema")
+            return
+        problems = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
+                    if (p := schema_problem(t.get("outputSchema")))]
+        if problems:
+            self.put(check, "fail", "; ".join(problems[:5]), evidence)
+            return
+        callable_ = [t for t in typed if self.call_all or t.get("name") in self.allowed]
+        notes: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for tool in callable_:
+            arguments = arguments_for(tool.get("inputSchema") or {})
+            if arguments is None:
+                notes.append(f"{tool['name']!r} not called: needs arguments the checkup "
+                             "cannot invent")
+                continue
+            answer, entries = await self.exchange(main, "main", "tools/call",
+                                                  {"name": tool["name"], "arguments": arguments})
+            calls += entries
+            if not isinstance(answer, dict) or answer.get("isError"):
+                notes.append(f"{tool['name']!r} called, but it failed, so nothing to compare")
+                continue
+            structured = answer.get("structuredContent")
+            if structured is None:
+                problems.append(f"{tool['name']!r} returned no structuredContent")
+                continue
+            schema = tool["outputSchema"]
+            error = next(iter(validator_for(schema, default=Draft202012Validator)(schema)
+                              .iter_errors(structured)), None)
+            if error is not None:
+                problems.append(f"{tool['name']!r}: structuredContent does not conform: "
+                                f"{error.message}")
+        if problems:
+            self.put(check, "fail", "; ".join(problems[:5]), calls or evidence)
+        elif calls:
+            self.put(check, "pass", "schemas valid; structuredContent conforms"
+                     + (f" ({'; '.join(notes)})" if notes else ""), calls)
+        else:
+            self.put(check, "pass", f"{len(typed)} outputSchema(s) valid; structuredContent "
+                     "not checked: " + ("; ".join(notes) if notes else
+                                        "no call allowed (--call-tools)"), evidence)
+
