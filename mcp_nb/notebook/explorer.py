@@ -27,7 +27,8 @@ from ..i18n import N_, _
 from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
-from .apps import AppsPanel, app_note, declares_apps
+from .app_host import declares_apps
+from .apps import AppsPanel, app_note
 from .forms import SchemaForm, ToolForm
 from .request_views import RequestProgress
 from .widgets import _Described
