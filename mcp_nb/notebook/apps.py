@@ -37,7 +37,7 @@ from ..protocol.models import CallToolResult
 from . import render
 from .app_diagram import app_diagram_svg, app_sequence_svg
 from .app_host import AppHosting, declares_apps
-from .widgets import _Described
+from .described import _Described
 
 #: Starts the model-context note, which a newer one replaces (found by this, in any language).
 _MODEL_CONTEXT = "<!--model context-->"

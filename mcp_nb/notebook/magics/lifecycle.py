@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from ...client.session import Subscription
 from ...i18n import N_, _
 from ...protocol.models import DiscoverResult
-from ..widgets import CapabilitiesView, Handshake, SessionView, StateDiagram
+from ..handshake_views import CapabilitiesView, Handshake
+from ..lifecycle_view import StateDiagram
+from ..widgets import SessionView
 from .table import CommandGroup, McpCellError, Parser
 
 if TYPE_CHECKING:
