@@ -331,7 +331,6 @@ class AppHosting:
     def _refuse(self, problem: str) -> None:
         self.problem = problem
         self.lifecycle.fire(AppEvent.RESOURCE_REFUSED, problem)
-
         self._draw_refused()
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
