@@ -22,7 +22,8 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from support import lab_session
 
-from mcp_nb.notebook.widgets import SessionView, TranscriptView
+from mcp_nb.notebook.transcript_view import TranscriptView
+from mcp_nb.notebook.widgets import SessionView
 
 TIMEOUT = 60
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

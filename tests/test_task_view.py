@@ -16,7 +16,7 @@ from support import lab_session
 from mcp_nb.client import Task, TaskCancelled
 from mcp_nb.notebook import diagrams
 from mcp_nb.notebook.request_views import TaskView
-from mcp_nb.notebook.widgets import TranscriptView
+from mcp_nb.notebook.transcript_view import TranscriptView
 from mcp_nb.protocol.tasks import TASK_TRANSITIONS, TaskStatus
 
 CONFORMANCE = ("--fixtures", "conformance")

@@ -11,14 +11,11 @@ from support import lab_session, svg_images_opened
 
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.notebook import diagrams, render
-from mcp_nb.notebook.widgets import (
-    CapabilitiesView,
-    Handshake,
-    SessionView,
-    StateDiagram,
-    ToolResultView,
-    TranscriptView,
-)
+from mcp_nb.notebook.handshake_views import CapabilitiesView, Handshake
+from mcp_nb.notebook.lifecycle_view import StateDiagram
+from mcp_nb.notebook.request_views import ToolResultView
+from mcp_nb.notebook.transcript_view import TranscriptView
+from mcp_nb.notebook.widgets import SessionView
 from mcp_nb.protocol import TRANSITIONS, State
 from mcp_nb.protocol.models import CallToolResult
 from mcp_nb.transports import StdioTransport

@@ -23,7 +23,7 @@ import ipywidgets as w
 
 from ..i18n import N_, _
 from . import diagrams, render
-from .widgets import _Described
+from .described import _Described
 
 STEP_COLUMNS = (N_("step"), N_("sent"), N_("received"), N_("rule"), N_("outcome"),
                 N_("detail"))

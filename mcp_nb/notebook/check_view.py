@@ -35,7 +35,8 @@ from ..check.output import MARKS, html_report, report_header
 from ..client.session import ClientSession
 from ..i18n import N_, _
 from . import render
-from .widgets import TranscriptView, _Described
+from .described import _Described
+from .transcript_view import TranscriptView
 
 #: The order rows are listed in: what needs attention first.
 _ORDER = {"fail": 0, "warn": 1, "pass": 2, "not-applicable": 3}

@@ -27,10 +27,11 @@ from ..i18n import N_, _
 from ..protocol.envelope import Notification
 from ..protocol.models import LOG_LEVELS, Prompt, Resource, Tool
 from . import render
-from .apps import AppsPanel, app_note, declares_apps
+from .app_host import declares_apps
+from .apps import AppsPanel, app_note
+from .described import _Described
 from .forms import SchemaForm, ToolForm
 from .request_views import RequestProgress
-from .widgets import _Described
 
 if TYPE_CHECKING:
     from .hosted import HostedSession

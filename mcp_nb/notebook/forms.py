@@ -29,7 +29,7 @@ from ..protocol.models import CallToolResult, Tool
 from ..protocol.patience import answer_within
 from . import render
 from .arguments_check import problems
-from .widgets import _Described
+from .described import _Described
 
 _FULL = w.Layout(width="95%")
 # The code the spec's sampling examples use when a person rejects the request.

@@ -1,5 +1,6 @@
 """Views of one request or one task while it runs: progress against its timeout and Cancel,
-then its outcome in words; a task's status diagram with Refresh and Cancel."""
+then its outcome in words; a tool's result; a task's status diagram with Refresh and
+Cancel."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..i18n import _
 from ..protocol.models import CallToolResult
 from ..protocol.tasks import TaskSnapshot
 from . import diagrams, render
-from .widgets import _Described
+from .described import _Described
 
 T = TypeVar("T")
 
@@ -241,3 +242,26 @@ class TaskView(_Described, w.VBox):
 
     def static_html(self) -> str:
         return render.svg_image_html(self._svg, self.describe())
+
+
+class ToolResultView(_Described, w.HTML):
+    """A tool result: text, images, embedded resources, and isError made obvious."""
+
+    def __init__(self, result: CallToolResult) -> None:
+        super().__init__()
+        self.result = result
+        self.value = render.content_blocks_html(result.content, result.isError,
+                                                result.structuredContent)
+
+    def describe(self) -> str:
+        status = _("error") if self.result.isError else _("ok")
+        text = render.content_summary(self.result.content)
+        preview = text if len(text) <= 60 else text[:59] + "…"
+        structured = self.result.structuredContent
+        if structured is not None:
+            keys = ", ".join(list(structured)[:4]) + (", …" if len(structured) > 4 else "")
+            preview += f" + structuredContent {{{keys}}}"
+        return f"ToolResult ({status}): {preview}"
+
+    def static_html(self) -> str:
+        return self.value

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...apps import meta
 from ...i18n import N_, _
-from ..apps import AppSequence, AppStepper, declares_apps
+from ..app_host import declares_apps
+from ..app_stepper import AppStepper
+from ..apps import AppSequence
 from .arguments import key_values
 from .operations import check_arguments
 from .table import CommandGroup, McpCellError, Parser

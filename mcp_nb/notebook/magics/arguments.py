@@ -136,6 +136,15 @@ def expand_arguments(args: argparse.Namespace, names: tuple[str, ...],
                                  for item in value])
 
 
+def session_name(parser: argparse.ArgumentParser) -> None:
+    """An optional session NAME for the views (default: the current session).
+
+    Here, below every group of subcommands, so that groups share it without importing
+    one another.
+    """
+    parser.add_argument("name", nargs="?", help=N_("which session (default: the current one)"))
+
+
 def request_options(parser: argparse.ArgumentParser) -> None:
     """``--timeout`` and ``--force``, which every request subcommand takes."""
     parser.add_argument("--timeout", type=float, help=N_("seconds to wait (overrides the default)"))

@@ -8,8 +8,7 @@ from ...client.session import RawExchange
 from ...i18n import _
 from ...protocol.models import CallToolResult
 from .. import render
-from ..request_views import RequestProgress
-from ..widgets import ToolResultView
+from ..request_views import RequestProgress, ToolResultView
 
 
 class PlainRepr:

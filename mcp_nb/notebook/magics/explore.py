@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...i18n import N_
 from ..explorer import Explorer
-from .lifecycle import session_name
+from .arguments import session_name
 from .table import CommandGroup
 
 if TYPE_CHECKING:

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING
 from ...client.session import Subscription
 from ...i18n import N_, _
 from ...protocol.models import DiscoverResult
-from ..widgets import CapabilitiesView, Handshake, SessionView, StateDiagram
+from ..handshake_views import CapabilitiesView, Handshake
+from ..lifecycle_view import StateDiagram
+from ..widgets import SessionView
+from .arguments import session_name
 from .table import CommandGroup, McpCellError, Parser
 
 if TYPE_CHECKING:
@@ -34,11 +37,6 @@ def initialize(mcp: McpMagics, args: argparse.Namespace) -> Handshake:
 def initialized(mcp: McpMagics, args: argparse.Namespace) -> StateDiagram:
     mcp.session().send_initialized()
     return mcp.view().state_diagram
-
-
-def session_name(p: Parser) -> None:
-    """An optional session NAME for the views (default: the current session)."""
-    p.add_argument("name", nargs="?", help=N_("which session (default: the current one)"))
 
 
 @GROUP.command("state", N_("show the lifecycle state diagram"), arguments=session_name)

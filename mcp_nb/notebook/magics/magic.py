@@ -24,6 +24,7 @@ from ..loop import BackgroundLoop, Interrupted
 from ..widgets import SessionView
 from .arguments import expand_arguments, split_json
 from .table import CommandGroup, HelpShown, McpCellError, Parser, Subcommand, Usage, build_parser
+from .wire import send_cell
 
 #: The modules whose ``GROUP`` of subcommands ``%mcp`` offers, in the order ``--help`` lists
 #: them. A new group of subcommands is one module with a ``GROUP`` and one entry here.
@@ -91,8 +92,6 @@ class McpMagics(Magics):
         """Drive MCP sessions. ``%mcp --help`` lists the subcommands."""
         try:
             if cell is not None:
-                from .wire import send_cell
-
                 return send_cell(self, line, cell)
             return self._dispatch(line)
         except HelpShown:

@@ -8,9 +8,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...i18n import N_, _
-from ..widgets import FindingsView, TranscriptView
+from ..findings_view import FindingsView
+from ..transcript_view import TranscriptView
+from .arguments import session_name
 from .displays import RawView
-from .lifecycle import session_name
 from .table import CommandGroup, Parser
 
 if TYPE_CHECKING:

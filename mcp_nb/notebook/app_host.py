@@ -1,0 +1,358 @@
+"""The host's side of one MCP App in a cell: what it sends, receives, forwards and refuses.
+
+:class:`mcp_nb.apps.AppHost` decides (sans I/O); :class:`AppHosting` carries its
+decisions out in the kernel.  It reads the ``ui://`` resource and builds the
+sandbox policy, hands the frame the proxy document with the CSP in place, feeds the
+host what the browser says (``created``, the App's messages, theme switches, Esc,
+a cleared output), applies the host's actions (post to the frame, forward to the
+session, resize within :data:`MAX_HEIGHT`, remove the frame), keeps the waits the
+spec asks for (``initialized``, the teardown answer) and writes every message both
+ways into the session's transcript as the App lane (``app→host`` / ``host→app``).
+
+The App's ``tools/call`` and ``resources/read`` go to the session the App came from,
+on the session's loop, without blocking the kernel: the answer is posted back when
+it arrives.
+
+What the person sees (the frame widget, the header, the notes, the diagram) is
+:class:`mcp_nb.notebook.apps.AppView`'s, which mixes this class in: kept apart so
+the message handling can be read (and changed) without the drawing, and back.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..apps import meta
+from ..apps.csp import describe_policy, proxy_document, sandbox_policy
+from ..apps.host import (
+    Action,
+    AppHost,
+    Exchange,
+    Forward,
+    RemoveFrame,
+    Resize,
+    Show,
+    ToFrame,
+)
+from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
+from ..client.errors import ServerError
+from ..i18n import _
+from ..protocol.errors import McpError
+from ..protocol.lifecycle import State, TransitionRecord
+from ..protocol.models import CallToolResult
+
+if TYPE_CHECKING:
+    from .apps import AppFrame
+
+#: The sandbox proxy's script, inlined into the proxy document the host builds.
+PROXY_SCRIPT = (Path(__file__).parent / "static" / "sandbox_proxy.js").read_text(
+    encoding="utf-8")
+#: Seconds the host waits for the View's answer to ui/resource-teardown (it SHOULD wait).
+TEARDOWN_WAIT = 2.0
+#: Seconds after the frame appears before the cell says the View has not initialized.
+INITIALIZED_WAIT = 5.0
+#: The most the frame may grow to when the View reports its size (pixels).
+MAX_HEIGHT = 600
+
+
+def declares_apps(session: Any) -> bool:
+    """True when the session told the server it renders MCP Apps."""
+    extensions = session.client_capabilities.get("extensions") or {}
+    return meta.EXTENSION in extensions
+
+
+def _tool_dict(tool: Any) -> dict[str, Any]:
+    return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
+
+
+class AppHosting:
+    """Mixin: the kernel hosting one App for the session it came from (no drawing here).
+
+    The class that mixes it in draws: it provides :meth:`_show`, :meth:`_draw_header`,
+    :meth:`_draw_diagram`, :meth:`_draw_result` and :meth:`_draw_refused`, and makes the
+    frame (from :meth:`_frame_settings`, then :meth:`_relay`).
+    """
+
+    def __init__(self, hosted: Any, tool: Any, arguments: Mapping[str, Any], *,
+                 call_id: int | None = None, result: CallToolResult | None = None,
+                 deliver: bool = True) -> None:
+        super().__init__()
+        self.hosted = hosted
+        self.tool = tool
+        self.tool_name = tool.name if hasattr(tool, "name") else str(tool.get("name"))
+        self.uri = meta.resource_uri(tool) or ""
+        self.arguments = dict(arguments)
+        self.call_id = call_id
+        self.result = result
+        self.deliver = deliver
+        self.lifecycle = AppLifecycle()
+        self.host: AppHost | None = None
+        self.problem: str | None = None
+        self.policy_lines: list[str] = []
+        self._lock = threading.RLock()
+        self.frame: AppFrame | None = None
+        self._unsubscribe: Any = None
+        self.lifecycle.observers.add(self._on_transition)
+
+    # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
+
+    def read_resource(self) -> None:
+        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it."""
+        try:
+            contents = self.hosted.run(self.hosted.session.read_resource(self.uri))
+            resource = meta.ui_resource(self.uri, {"contents": contents})
+        except meta.AppResourceError as exc:
+            self._refuse(str(exc))
+            return
+        except ServerError as exc:
+            self._refuse(_("{uri}: resources/read failed: {code} {message} (MCP Apps "
+                           "2026-01-26: Resource MUST exist on the server)").format(
+                uri=self.uri, code=exc.code, message=exc.message))
+            return
+        policy = sandbox_policy(resource.csp, resource.permissions)
+        self.policy_lines = describe_policy(policy)
+        self.host = AppHost(
+            _tool_dict(self.tool), resource, policy, arguments=self.arguments,
+            call_id=self.call_id, find_tool=self._find_tool,
+            host_info={"name": "mcp_nb", "version": __version__},
+            deliver=self.deliver, lifecycle=self.lifecycle)
+        self.host.exchanges.add(self._record)
+        if self.result is not None:
+            self.host.set_result(self.result.model_dump(exclude_none=True))
+        self._unsubscribe = self.hosted.session.on_transition(self._on_session_transition)
+        self._draw_header()
+
+    def _frame_settings(self) -> dict[str, Any]:
+        """What the frame is made with that the host decides: the sandbox proxy document
+        with the CSP in place, the iframe's ``sandbox`` and ``allow``, the resource."""
+        host = self._host()
+        return {"proxy_doc": proxy_document(host.policy, PROXY_SCRIPT),
+                "sandbox": host.policy.sandbox, "allow": host.policy.allow,
+                "resource_message": host.resource_message()}
+
+    def _relay(self, frame: AppFrame) -> None:
+        """From now on the page posts the resource, and what the frame says comes here."""
+        self.frame = frame
+        self._host().page_posts_resource = True
+        frame.on_msg(self._on_frame_message)
+
+    def send_tool_input(self) -> None:
+        self._apply(self._host().send_tool_input())
+
+    def send_tool_result(self) -> None:
+        self._apply(self._host().send_tool_result())
+
+    def set_result(self, result: CallToolResult) -> None:
+        """The call that renders the App completed (step mode, or a background call)."""
+        self.result = result
+        self._draw_result()
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.set_result(result.model_dump(exclude_none=True)))
+
+    def cancelled(self, reason: str) -> None:
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.set_cancelled(reason))
+
+    def teardown(self, reason: str = "torn down from the notebook") -> None:
+        """``ui/resource-teardown``, then the frame goes (after the answer, or a wait)."""
+        if self.host is None:
+            return
+        with self._lock:
+            self._apply(self.host.teardown(reason))
+
+    # -- what the App and the browser say ---------------------------------------------------
+
+    def _on_frame_message(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, Mapping) or self.host is None:
+            return
+        kind = content.get("kind")
+        with self._lock:
+            if kind == "created":
+                if not self.lifecycle.can_fire(AppEvent.FRAME_CREATED) \
+                        and self.lifecycle.state is not AppState.REQUESTED:
+                    # A new page shows this output (reloaded, or reopened while the kernel
+                    # lives): the old View is gone with its page; a new View, a new lifecycle.
+                    self._restart()
+                context = self.host.context
+                context.theme = "dark" if content.get("theme") == "dark" else "light"
+                width = content.get("width")
+                context.width = int(width) if isinstance(width, int | float) and width else None
+                context.locale = str(content.get("locale") or "") or None
+                context.time_zone = str(content.get("timeZone") or "") or None
+                if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
+                    self._apply(self.host.frame_created())
+                    timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
+                    timer.daemon = True
+                    timer.start()
+            elif kind == "frame":
+                self._apply(self.host.receive(content.get("message")))
+            elif kind == "theme":
+                self._apply(self.host.context_changed(
+                    theme="dark" if content.get("theme") == "dark" else "light"))
+            elif kind == "escape" and self.frame is not None:
+                self.host.context.display_mode = "inline"
+                self.frame.display_mode = "inline"
+                self._apply(self.host.context_changed())
+            elif kind == "view-removed":
+                # The output was cleared or the cell re-run: the frame is already gone.
+                self._apply(self.host.give_up_teardown("the output was cleared"))
+
+    def _apply(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, ToFrame):
+                if self.frame is not None:
+                    self.frame.send({"kind": "frame", "message": action.message})
+                if action.message.get("method") == "ui/resource-teardown":
+                    # The host SHOULD wait for the answer, but not forever.
+                    timer = threading.Timer(TEARDOWN_WAIT, self._give_up, args=(
+                        f"no answer to ui/resource-teardown within {TEARDOWN_WAIT:g} s",))
+                    timer.daemon = True
+                    timer.start()
+            elif isinstance(action, Forward):
+                self._forward(action)
+            elif isinstance(action, Show):
+                self._show(action)
+            elif isinstance(action, Resize):
+                if action.height is not None and self.frame is not None:
+                    self.frame.height = max(40, min(MAX_HEIGHT, round(action.height)))
+            elif isinstance(action, RemoveFrame) and self.frame is not None:
+                self.frame.removed = True
+
+    def _forward(self, action: Forward) -> None:
+        """The App's request, sent on the session's loop; the answer is posted back later."""
+        session = self.hosted.session
+
+        async def send() -> dict[str, Any]:
+            return await session.request(action.method, action.params)
+
+        future = self.hosted.loop.submit(send())
+
+        def done(finished: Any) -> None:
+            error: dict[str, Any] | None = None
+            result: dict[str, Any] | None = None
+            try:
+                result = finished.result()
+            except ServerError as exc:
+                error = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    error["data"] = exc.data
+            except (McpError, Exception) as exc:  # the App gets an answer whatever happened
+                error = {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}
+            assert self.host is not None
+            with self._lock:
+                self._apply(self.host.forwarded(action.app_id, result, error))
+
+        future.add_done_callback(done)
+
+    def _find_tool(self, name: str) -> Any:
+        try:
+            return self.hosted.tool(name)
+        except McpError:
+            return None
+
+    def _restart(self) -> None:
+        old = self._host()
+        self._show(Show("waiting", {"text": _(
+            "a new page shows this App (the previous View, {state}, went with its page): "
+            "it starts again with a new lifecycle").format(state=old.state)}))
+        self.lifecycle = AppLifecycle()
+        self.lifecycle.observers.add(self._on_transition)
+        self.host = AppHost(old.tool, old.resource, old.policy, arguments=old.arguments,
+                            call_id=old.call_id, find_tool=self._find_tool,
+                            host_info=old.host_info, deliver=True, lifecycle=self.lifecycle)
+        self.host.exchanges.add(self._record)
+        self.host.page_posts_resource = old.page_posts_resource
+        if self.result is not None:
+            self.host.set_result(self.result.model_dump(exclude_none=True))
+        elif old.cancelled is not None:
+            self.host.set_cancelled(old.cancelled)
+        if self.frame is not None:
+            self.frame.removed = False
+            self.frame.display_mode = "inline"
+        self._draw_diagram()
+
+    def _still_waiting(self) -> None:
+        """Say so in the cell when the View has not said ``initialized`` in good time."""
+        state = self.lifecycle.state
+        if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
+            self._show(Show("waiting", {"text": _(
+                "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
+                "so its input and result are held (the host MUST NOT send the View anything "
+                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")}))
+
+    def _give_up(self, why: str) -> None:
+        if self.host is not None:
+            with self._lock:
+                self._apply(self.host.give_up_teardown(why))
+
+    def _on_session_transition(self, record: TransitionRecord) -> None:
+        if record.target in (State.SHUTTING_DOWN, State.TERMINATED) and self.host is not None \
+                and self.lifecycle.state not in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
+            self.teardown("the MCP session closed")
+
+    def _record(self, exchange: Exchange) -> None:
+        """Write one postMessage message into the session's transcript (the App lane).
+
+        Added on the session's loop, the one thread that writes the transcript.
+        """
+        session = self.hosted.session
+        message = exchange.message
+        if isinstance(message, Mapping):
+            method = message.get("method") if isinstance(message.get("method"), str) else None
+            request_id = message.get("id") if isinstance(message.get("id"), str | int) else None
+            kind = ("request" if method and request_id is not None else "notification"
+                    if method else "error" if "error" in message else "response")
+        else:
+            method = request_id = None
+            kind = "invalid"
+        if exchange.note.startswith("malformed"):
+            kind = "invalid"
+        size = len(json.dumps(message, default=repr).encode())
+        note = f"App {self.tool_name}" + (f": {exchange.note}" if exchange.note else "")
+        entry = {"size": size, "method": method, "id": request_id, "note": note,
+                 "message": dict(message) if isinstance(message, Mapping) else None,
+                 "text": None if isinstance(message, Mapping) else repr(message)}
+        elapsed = session.lifecycle.elapsed()
+        self.hosted.loop.call_soon(lambda: session.transcript.add(
+            elapsed, exchange.direction, kind, session.state.value, **entry))
+
+    def _host(self) -> AppHost:
+        if self.host is None:
+            raise McpError(self.problem or _("the App's resource has not been read yet"))
+        return self.host
+
+    def _refuse(self, problem: str) -> None:
+        self.problem = problem
+        self.lifecycle.fire(AppEvent.RESOURCE_REFUSED, problem)
+        self._draw_refused()
+
+    def _on_transition(self, record: AppTransitionRecord) -> None:
+        self._draw_diagram()
+        if record.target is AppState.TORN_DOWN and self._unsubscribe is not None:
+            self._unsubscribe()  # a torn-down App no longer follows its session
+            self._unsubscribe = None
+
+    # -- what the drawing class provides ---------------------------------------------------
+
+    def _show(self, action: Show) -> None:  # pragma: no cover - the drawing class overrides
+        """Show the person what the App asked for (or what the host has to say)."""
+        raise NotImplementedError
+
+    def _draw_header(self) -> None:  # pragma: no cover - the drawing class overrides
+        raise NotImplementedError
+
+    def _draw_diagram(self) -> None:  # pragma: no cover - the drawing class overrides
+        raise NotImplementedError
+
+    def _draw_result(self) -> None:  # pragma: no cover - the drawing class overrides
+        raise NotImplementedError
+
+    def _draw_refused(self) -> None:  # pragma: no cover - the drawing class overrides
+        raise NotImplementedError
