@@ -257,6 +257,8 @@ class SessionDiff:
         printer.text(self.text())
 
     def _repr_html_(self) -> str:
+        # Imported when a diff is displayed, not before: the HTML view brings the notebook
+        # layer (IPython, ipywidgets), which the recording CLI and the exporter never need.
         from .diff_html import diff_html
 
         return diff_html(self)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..i18n import _
 from ..notebook.render import STYLE, esc
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the annotations only: diff.py imports this module, lazily
     from .diff import Change, SessionDiff
 
 _COLOURS = {"added": "#176b2c", "removed": "#a00", "changed": "#8a5a00",

@@ -17,15 +17,19 @@ about the HTTP underneath.  Those parts live here:
 * **Events.**  Every HTTP exchange becomes one transcript event: method, path,
   the headers that matter, status.  Headers the caller supplied are shown as
   ``Name: <redacted>``: transcripts are made to be shared, credentials are not.
+
+Two more shared parts have modules of their own, mixed into
+:class:`HttpTransportBase` (so a request's round trip calls them directly):
+the headers every request carries (:mod:`.http_headers`), and what an
+exchange that went wrong means for the session (:mod:`.http_failures`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -33,20 +37,12 @@ import httpx
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..auth.errors import AuthorizationFailed
 from ..i18n import _
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
-from ..protocol.tool_headers import HeaderAnnotation, param_headers
-from ..protocol.versions import VERSIONS
 from .base import Emit, Transport, TransportClosed, TransportEvent
-from .http_messages import (
-    Outgoing,
-    content_type,
-    excerpt,
-    json_rpc_message,
-    path_of,
-    shown_headers,
-)
+from .http_failures import ExchangeFailures
+from .http_headers import RequestHeaders
+from .http_messages import Outgoing, content_type, path_of, shown_headers
 from .http_reading import ResponseReader
 
 JSON = "application/json"
@@ -55,6 +51,7 @@ EVENT_STREAM = "text/event-stream"
 #: ``read=None``: an SSE stream may stay quiet for minutes, and how long to wait
 #: for an answer is the session's decision (request timeouts), not the socket's.
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=None)
+
 
 class HttpStatusError(TransportClosed):
     """The server refused the connection itself at the HTTP level (the legacy SSE stream's GET).
@@ -68,7 +65,7 @@ class HttpStatusError(TransportClosed):
         self.status_code = status_code
 
 
-class HttpTransportBase(Transport):
+class HttpTransportBase(RequestHeaders, ExchangeFailures, Transport):
     """Common machinery of :class:`StreamableHttpTransport` and :class:`SseTransport`.
 
     ``headers`` are sent with every request (e.g. ``{"Authorization": "Bearer …"}``)
@@ -104,8 +101,8 @@ class HttpTransportBase(Transport):
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
             raise ValueError(f"not an http(s) URL: {url!r} (e.g. http://127.0.0.1:8000/mcp)")
+        super().__init__(headers)
         self.url = str(parsed)
-        self.headers = dict(headers or {})
         self.verify = verify
         self.timeout = timeout
         self.close_grace = close_grace
@@ -114,11 +111,7 @@ class HttpTransportBase(Transport):
         self._reader = ResponseReader(max_message_bytes, self._event)  # start() makes its own
         self._client = client
         self._owns_client = client is None
-        self._custom_header_names = {name.lower() for name in self.headers}
         self._emit: Emit = lambda event: None
-        self._protocol_version: str | None = None
-        #: Set by Streamable HTTP once the server assigns one.
-        self.session_id: str | None = None
         self._failure: TransportClosed | None = None
         self._closing = False
         self._open_streams: set[str] = set()
@@ -132,8 +125,6 @@ class HttpTransportBase(Transport):
         self._tasks_done: anyio.Event | None = None
         self._sender_done: anyio.Event | None = None
         self._closed: anyio.Event | None = None
-        # Tool name → its x-mcp-header annotations (set_param_headers).
-        self._param_annotations: dict[str, tuple[HeaderAnnotation, ...]] = {}
 
     # -- the Transport protocol ------------------------------------------------------------
 
@@ -182,34 +173,6 @@ class HttpTransportBase(Transport):
         if isinstance(item, TransportClosed):
             raise item
         return item
-
-    def set_param_headers(self, tool: str, annotations: Sequence[HeaderAnnotation]) -> None:
-        """Told by the session which arguments of ``tool`` travel as ``Mcp-Param-*`` headers.
-
-        2026-07-28 (SEP-2243): each stateless ``tools/call`` of ``tool`` then
-        mirrors those arguments (see :mod:`mcp_nb.protocol.tool_headers`).
-        """
-        if annotations:
-            self._param_annotations[tool] = tuple(annotations)
-        else:
-            self._param_annotations.pop(tool, None)
-
-    def _param_headers(self, outgoing: Outgoing) -> dict[str, str]:
-        annotations = (self._param_annotations.get(outgoing.name or "")
-                       if outgoing.method == "tools/call" else None)
-        if not annotations:
-            return {}
-        params = json.loads(outgoing.frame).get("params") or {}
-        return param_headers(annotations, params.get("arguments"))
-
-    def set_protocol_version(self, version: str) -> None:
-        """Remember the negotiated version for the ``MCP-Protocol-Version`` header.
-
-        Only revisions that define the header (2025-06-18 on) send it; older
-        servers never heard of it.
-        """
-        info = VERSIONS.get(version)
-        self._protocol_version = version if info is not None and info.http_version_header else None
 
     def describe_exit(self) -> TransportClosed:
         return self._failure or TransportClosed(
@@ -333,15 +296,6 @@ class HttpTransportBase(Transport):
             settled.set()
             self._unsettled.discard(settled)
 
-    def _headers(self) -> dict[str, str]:
-        """Headers every request carries: the caller's, then the session's."""
-        headers = dict(self.headers)
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self._protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self._protocol_version
-        return headers
-
     @contextlib.asynccontextmanager
     async def _exchange(self, method: str, url: str, headers: dict[str, str], *,
                         label: str = "", content: bytes | None = None,
@@ -382,36 +336,6 @@ class HttpTransportBase(Transport):
         self._failure = error
         self._inbox_in.send_nowait(error)
 
-    def _unreachable(self, method: str, url: str, exc: httpx.HTTPError) -> None:
-        """The server cannot be reached at all: the transport ends."""
-        if isinstance(exc, httpx.ConnectError):
-            text = _("could not connect to {url}: {reason}").format(url=url, reason=exc)
-        else:
-            text = _("{method} {url} failed: {error}").format(
-                method=method, url=url, error=f"{type(exc).__name__}: {exc}")
-        self._event("http failed", text)
-        error = TransportClosed(text)
-        error.__cause__ = exc
-        self._fail(error)
-
-    def _post_failed(self, outgoing: Outgoing, url: str, exc: httpx.HTTPError) -> None:
-        """A POST broke: unreachable ends the transport, anything else fails its request only."""
-        if isinstance(exc, httpx.ConnectError) or outgoing.kind != "request":
-            self._unreachable("POST", url, exc)
-            return
-        if isinstance(exc, AuthorizationFailed):  # a refusal, not a broken exchange
-            self._request_failed(outgoing.id, _("authorization failed: {error}").format(
-                error=exc))
-            return
-        self._request_failed(outgoing.id, _("POST {path} broke before the answer: {error}").format(
-            path=path_of(url), error=f"{type(exc).__name__}: {exc}"))
-
-    def _request_failed(self, request_id: str | int | None, detail: str, *,
-                        status: int | None = None) -> None:
-        """One request's exchange failed at the HTTP level: the session fails that request."""
-        self._event("request failed", detail, request_id=request_id, cause="http-error",
-                    status=status, limit=None, option=None, size=None)
-
     def _stream_opened(self, label: str, detail: str, kind: str = "stream opened") -> None:
         self._open_streams.add(label)
         self._event(kind, f"{label}: {detail}")
@@ -420,56 +344,6 @@ class HttpTransportBase(Transport):
         if label in self._open_streams and not self._closing:
             self._open_streams.discard(label)
             self._event("stream closed", f"{label}: {detail}")
-
-    async def _refuse_stateless(self, outgoing: Outgoing, response: httpx.Response) -> None:
-        """An error status for a stateless-era request: hand the server's answer on.
-
-        A stateless server explains a 4xx with a JSON-RPC error (-32022, -32020,
-        -32601 …), which the session judges like any answer.  A body that does
-        not answer the request (an old server's plain 400, say) is reported as a
-        ``request refused`` event for the session to fail that one request with:
-        the era probe must see it as an answer, not as a broken connection.
-        """
-        body = await self._reader.body(response, outgoing) or b""
-        status = f"{response.status_code} {response.reason_phrase}"
-        self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
-                    status=response.status_code)
-        message = json_rpc_message(body)
-        if outgoing.is_answered_by(message):
-            self._deliver(body)
-            return
-        error = message.get("error") if message is not None else None
-        self._event("request refused", f"{outgoing.label} got no JSON-RPC answer ({status})",
-                    id=outgoing.id, status=response.status_code,
-                    error=error if isinstance(error, dict) else None, body=excerpt(body))
-
-    async def _reject(self, outgoing: Outgoing, response: httpx.Response) -> None:
-        """An error status: show the server's words, and fail a request left unanswered.
-
-        The body is passed on when it is a JSON-RPC message (the spec lets a server
-        explain a refusal with an error response that has no id), so the transcript
-        shows what the server said.  A request whose refusal did not answer it
-        fails at once, with the status; the session goes on.
-        """
-        body = await self._reader.body(response, None) or b""
-        status = f"{response.status_code} {response.reason_phrase}"
-        self._event("rejected", f"{outgoing.label}: {status}: {excerpt(body) or '(empty body)'}",
-                    status=response.status_code)
-        message = json_rpc_message(body)
-        if message is not None:
-            self._deliver(body)
-        if outgoing.kind != "request" or outgoing.is_answered_by(message):
-            return
-        hint = ""
-        if response.status_code == 401:
-            hint = (" The server wants authorization: connect with an OAuth client, "
-                    "auth=mcp_nb.auth.OAuth() (docs/authorization.md), or pass a token you "
-                    "hold as headers={'Authorization': 'Bearer …'}.")
-        elif response.status_code == 403:
-            hint = " The server refused this client: check the credentials and the Origin."
-        self._request_failed(outgoing.id, f"the server answered {outgoing.label} with HTTP "
-                             f"{status}: {excerpt(body) or '(empty body)'}.{hint}",
-                             status=response.status_code)
 
 
 def _body_sent_tracer(on_the_wire: anyio.Event) -> Callable[[str, dict[str, Any]], Awaitable[None]]:

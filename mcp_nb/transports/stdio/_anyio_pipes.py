@@ -1,7 +1,7 @@
 """The stdio server's pipes through anyio's process streams (private strategy): the fallback
 for event loops other than asyncio (trio).
 
-Portable, and a round trip slower than :mod:`.stdio_asyncio` (a read in the
+Portable, and a round trip slower than :mod:`._asyncio_pipes` (a read in the
 reader task and a checkpoint after every send); the session runs on asyncio
 everywhere this kit is used (Jupyter), so that is where the fast path is.
 """
@@ -11,15 +11,12 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import Process, TaskGroup
 
 from .framing import LineFramer
-
-if TYPE_CHECKING:
-    from .backends import StderrSink
+from .stderr import StderrSink
 
 _READ_CHUNK = 65536
 _STREAM_GONE = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)

@@ -40,13 +40,10 @@ import os
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..wakeup import InlineWakeup
 from .framing import LineFramer, OversizedLine
-
-if TYPE_CHECKING:
-    from .backends import StderrSink
+from .stderr import StderrSink
 
 #: Handles one stdout frame in the pipe's read callback; False leaves it to the reader.
 TakeInline = Callable[[bytes], bool]

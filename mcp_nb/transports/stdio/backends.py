@@ -12,7 +12,7 @@ Two private strategies implement :class:`ServerProcess`:
   does not give: anyio's process streams, portable and a little slower.
 
 Both frame stdout into the :class:`~.framing.LineFramer` they are given and
-feed stderr to a :class:`StderrSink`; :class:`~.transport.StdioTransport` does
+feed stderr to a :class:`~.stderr.StderrSink`; :class:`~.transport.StdioTransport` does
 the rest (events, errors, the shutdown escalation) the same way for both.
 """
 
@@ -28,14 +28,7 @@ from anyio.abc import TaskGroup
 from ._anyio_pipes import spawn_anyio
 from ._asyncio_pipes import spawn_asyncio
 from .framing import LineFramer
-
-
-class StderrSink(Protocol):
-    """Where a backend puts what the server writes to stderr (a :class:`~.stderr.StderrLog`)."""
-
-    def feed(self, chunk: bytes) -> None: ...
-
-    def end(self) -> None: ...
+from .stderr import StderrSink
 
 
 class ServerProcess(Protocol):

@@ -11,9 +11,22 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 #: Default cap on one stderr line: a long traceback line fits, a megabyte of JSON does not.
 DEFAULT_STDERR_LINE_BYTES = 8192
+
+
+class StderrSink(Protocol):
+    """Where a pipe backend puts what the server writes to stderr (a :class:`StderrLog`).
+
+    Declared here, beside what implements it, so that the backends depend on
+    this module and not on :mod:`.backends`, which chooses between them.
+    """
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class StderrLog:
