@@ -25,14 +25,16 @@ from ..transports.base import TransportClosed
 from .errors import ServerExited, SessionClosed
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
 class Outbound:
     """The sending side of one session."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        self._record = parts.record
         self._lifecycle = session.lifecycle
         self._transcript = session.transcript
         self._elapsed = session.lifecycle.elapsed
@@ -70,7 +72,7 @@ class Outbound:
                 why=_(stateless.REMOVED_METHODS[method]))
             if not force:
                 raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
-            session._record.finding("removed-in-stateless-era", "client",
+            self._record.finding("removed-in-stateless-era", "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
             return
         refusal = self._lifecycle.client_refusal(method, is_request=is_request)
@@ -78,7 +80,7 @@ class Outbound:
             rule_id, text = refusal
             if not force:
                 raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
-            session._record.finding(rule_id, "client",
+            self._record.finding(rule_id, "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
         if is_request and self._lifecycle.state is State.OPERATING:
             try:
@@ -86,7 +88,7 @@ class Outbound:
             except CapabilityError as exc:
                 if not force:
                     raise
-                session._record.finding("capability-not-negotiated", "client",
+                self._record.finding("capability-not-negotiated", "client",
                                         _("sent anyway: {reason}").format(reason=exc),
                                         method)
 
