@@ -192,8 +192,8 @@ class ClientSession(TypedApi):
         self.tasks: dict[str, Task] = {}
         self.transport_events: list[TransportEvent] = RecentList(limit=transcript_limit)
 
-        # The parts, each handed the session (its public state) and the parts built
-        # before it (mcp_nb.client.parts), in the order they need each other.
+        # The parts, each handed the session (its public state) and the parts object
+        # (mcp_nb.client.parts), which is filled in the order the parts take from it.
         self._parts = parts = SessionParts()
         parts.record = Recorder(self)
         parts.lifetime = Lifetime(self, parts)
