@@ -98,7 +98,7 @@ def text_of(result: Any) -> str:
 async def test_the_inline_path_is_taken_only_on_asyncio_stdio(path: str) -> None:
     async with scripted() as session:
         await session.connect()
-        waiter = session._table.new_waiter()
+        waiter = session._parts.table.new_waiter()
         offered = session.transport._server._stdout_reader.take_inline  # type: ignore[attr-defined]
     if path == "inline":
         assert type(waiter).__name__ == "InlineWakeup"
@@ -264,7 +264,7 @@ async def test_an_observer_that_raises_while_a_response_is_handled_is_contained(
         assert len(failures) == 1  # recorded once, counted after that
         assert "RuntimeError: observer failed" in failures[0].detail
         assert failures[0].rule.kind == "policy"
-        assert session._record.observer_errors[
+        assert session._parts.record.observer_errors[
             ("transcript observer", explode.__qualname__)] == 2
         assert session.state.value == "Operating"
 

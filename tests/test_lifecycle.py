@@ -313,6 +313,7 @@ def test_client_request_guard(state, method):
         with pytest.raises(LifecycleError) as info:
             lc.check_client_request(method)
         assert str(info.value) == text
+        assert (info.value.rule, info.value.override) == (rule_id, None)  # no force here
     assert lc.state is state  # guards never transition
 
 

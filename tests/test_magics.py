@@ -12,9 +12,12 @@ import pytest
 from support import svg_images_opened
 
 from mcp_nb.client import Transcript
+from mcp_nb.conformance import kernel as kernel_player
 from mcp_nb.notebook import manager as loaded_magics
 from mcp_nb.notebook.magics import McpCellError
+from mcp_nb.notebook.magics.operations import ARGUMENTS_NOT_IN_SCHEMA
 from mcp_nb.protocol import State
+from mcp_nb.protocol.errors import LifecycleError, refusal
 from mcp_nb.protocol.models import CallToolResult
 
 LAB = f"{sys.executable} -m mcp_nb.lab"
@@ -51,6 +54,33 @@ def test_expected_errors_fail_the_cell_with_one_line(ip, mcp) -> None:
     assert error._render_traceback_() == [
         "McpCellError: [LifecycleError] cannot send 'tools/list' while Uninitialized: "
         "send initialize first (add --force to send it anyway)"]
+    # What the line says for people, as data for code driving a kernel.
+    assert (error.rule, error.override) == ("client-message-before-initialize", "force")
+
+
+def test_the_magics_word_a_refusals_override_from_its_data_not_its_text(
+        ip, mcp, monkeypatch) -> None:
+    hosted = mcp(f"connect worded --step -- {LAB}")
+    hint = "pass force=True to send it anyway"  # inside the explanation too: left alone
+
+    def refused(**_options: object) -> None:
+        raise refusal(LifecycleError, "client-message-before-initialize",
+                      f"cannot send {hint!r} while Uninitialized: send initialize first")
+
+    monkeypatch.setattr(hosted, "list_tools", refused)
+    error = ip.run_cell("%mcp tools").error_in_exec
+    assert str(error) == (f"[LifecycleError] cannot send {hint!r} while Uninitialized: send "
+                          "initialize first (add --force to send it anyway)")
+    assert (error.rule, error.override) == ("client-message-before-initialize", "force")
+
+
+def test_the_argument_check_refuses_with_a_rule_the_kernel_player_knows(ip, mcp) -> None:
+    mcp(f"connect checked -- {LAB}")
+    error = ip.run_cell("%mcp call echo text=5").error_in_exec
+    assert isinstance(error, McpCellError)
+    assert str(error).startswith("not sent: the arguments do not fit echo's inputSchema: ")
+    assert (error.rule, error.override) == (ARGUMENTS_NOT_IN_SCHEMA, "force")
+    assert kernel_player.ARGUMENTS_NOT_IN_SCHEMA == ARGUMENTS_NOT_IN_SCHEMA
 
 
 def test_a_call_refused_by_the_lifecycle_names_the_call_and_the_magics_option(ip, mcp) -> None:

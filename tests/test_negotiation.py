@@ -282,6 +282,13 @@ def test_check_request_message():
     assert "'prompts/get' may not be sent" in text
     assert "force=True" in text
     assert info.value.code == METHOD_NOT_FOUND
+    # The refusal as data: the rule it enforces and what overrides it; another spelling
+    # of the override goes inside the sentence where the Python API's went.
+    assert (info.value.rule, info.value.override) == ("capability-not-negotiated", "force")
+    assert text.endswith("; pass force=True to send it anyway and record a finding")
+    assert info.value.worded(clause="add --force", aside=" (add --force)") == (
+        "the server did not declare the 'prompts' capability, so 'prompts/get' may not be sent "
+        "(use only negotiated capabilities); add --force and record a finding")
 
 
 def test_check_request_message_names_the_sub_flag():

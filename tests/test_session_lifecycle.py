@@ -75,6 +75,23 @@ async def test_step_through_guards_each_state() -> None:
         assert [m["method"] for m in sent(session, "tools/list")] == []
 
 
+async def test_a_refusal_carries_its_rule_and_override_as_data() -> None:
+    async with lab_session(connect=False) as session:
+        with pytest.raises(LifecycleError) as info:
+            await session.list_tools()
+        refused = info.value
+        assert (refused.rule, refused.override) == ("client-message-before-initialize", "force")
+        assert str(refused) == ("cannot send 'tools/list' while Uninitialized: send initialize "
+                                "first (pass force=True to send it anyway)")
+        assert refused.worded(clause="-", aside=" [add --force]") == (
+            "cannot send 'tools/list' while Uninitialized: send initialize first [add --force]")
+    with pytest.raises(SessionClosed) as info:
+        await session.list_tools()
+    # Refused too, but nothing overrides it: its message is the same in any spelling.
+    assert (info.value.rule, info.value.override) == ("message-after-shutdown", None)
+    assert info.value.worded(clause="-", aside="-") == str(info.value)
+
+
 async def test_force_sends_a_refused_request_and_records_a_finding() -> None:
     async with lab_session(connect=False) as session:
         await session.initialize()

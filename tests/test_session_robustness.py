@@ -192,7 +192,7 @@ async def test_a_request_failed_event_fails_that_request_and_keeps_the_session()
                     await anyio.sleep(0.01)
                 request_id = session.in_flight[0][0]
                 # What an HTTP transport emits for one failed POST (the agreed contract).
-                session._inbound.on_transport_event(TransportEvent(
+                session._parts.inbound.on_transport_event(TransportEvent(
                     "request failed", "POST /mcp → 500 Internal Server Error",
                     {"request_id": request_id, "cause": "http-error", "status": 500,
                      "limit": None, "option": None}))

@@ -23,14 +23,19 @@ from .errors import ServerError
 from .requests import UNSET, PendingRequest
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
 class HandshakeEra:
     """Settles a session by the initialize handshake."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        self._record = parts.record
+        # The inbound side comes later (it hands initialize's answer here); reached
+        # through the parts to tell it whether the negotiated version allows batches.
+        self._parts = parts
 
     async def initialize(self, version: str | None = None, *,
                          timeout: float | None = UNSET) -> InitializeResult:
@@ -78,7 +83,7 @@ class HandshakeEra:
         except UnsupportedVersionError as exc:
             session.version_outcome = VersionOutcome(offered, parsed.protocolVersion,
                                                      "unsupported")
-            session._record.finding("unsupported-version", "server", str(exc), result)
+            self._record.finding("unsupported-version", "server", str(exc), result)
             pending.finish(error=exc)
             return
         session.version_outcome = outcome
@@ -88,7 +93,7 @@ class HandshakeEra:
         session.capabilities = Capabilities(
             client=session.client_capabilities, server=server_caps,
             version=parsed.protocolVersion)
-        session._inbound.allow_batch = VERSIONS[parsed.protocolVersion].allows_batching
+        self._parts.inbound.allow_batch = VERSIONS[parsed.protocolVersion].allows_batching
         session.transport.set_protocol_version(parsed.protocolVersion)
         session.lifecycle.fire(
             Event.INITIALIZE_RESULT, f"server answered protocol {parsed.protocolVersion}"

@@ -31,6 +31,7 @@ from .errors import (
 from .requests import PendingRequest
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 NotificationCallback = Callable[[Notification], Any]
@@ -53,15 +54,19 @@ KNOWN_SERVER_NOTIFICATIONS = frozenset({
 class Inbound:
     """The receiving side of one session."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
         self._lifecycle = session.lifecycle
         self._transcript = session.transcript
         self._elapsed = session.lifecycle.elapsed
-        self._record = session._record
-        self._table = session._table
-        self._pending = session._table.pending
-        self._route_to_subscription = session._stateless.route
+        self._record = parts.record
+        self._table = parts.table
+        self._pending = parts.table.pending
+        self._lifetime = parts.lifetime
+        self._server_requests = parts.server_requests
+        self._handshake = parts.handshake
+        self._route_to_subscription = parts.stateless.route
+        self._start_soon = parts.lifetime.start_soon
         #: Batches are decoded only where the negotiated version allows them (2025-03-26).
         self.allow_batch = False
         self.notification_callbacks: list[NotificationCallback] = []
@@ -75,9 +80,9 @@ class Inbound:
                 frame = await transport.receive()
                 await self._on_frame(frame)
         except TransportClosed as exc:
-            await self._session._lifetime.transport_closed(exc)
+            await self._lifetime.transport_closed(exc)
         except Exception as exc:  # a failing transport: end the session, release every waiter
-            await self._session._lifetime.transport_closed(TransportClosed(
+            await self._lifetime.transport_closed(TransportClosed(
                 f"the session's reader failed: {type(exc).__name__}: {exc}"))
 
     def take_inline(self, frame: bytes) -> bool:
@@ -163,7 +168,7 @@ class Inbound:
             elif isinstance(message, Notification):
                 self._on_notification(message, raw, size)
             else:
-                await self._session._server_requests.serve(message, raw, size)
+                await self._server_requests.serve(message, raw, size)
         except Exception as exc:
             self._handling_failed(message, raw, exc)
 
@@ -229,7 +234,7 @@ class Inbound:
             pending.finish(error=ServerError(pending.method, error.code, error.message,
                                              error.data))
         elif pending.method == "initialize" and state is State.INITIALIZING:
-            self._session._handshake.complete_initialize(pending, message.result)
+            self._handshake.complete_initialize(pending, message.result)
         else:
             pending.finish(result=message.result)
 
@@ -254,7 +259,7 @@ class Inbound:
         if method == "notifications/progress":
             self._on_progress(params, raw)
         elif method == "notifications/cancelled":
-            session._server_requests.cancel(params.get("requestId"))
+            self._server_requests.cancel(params.get("requestId"))
         elif method == "notifications/message":
             session.log_messages.append(params)
         elif method == "notifications/tasks/status":
@@ -298,7 +303,7 @@ class Inbound:
                 except Exception as exc:
                     self._record.observer_failed(where, callback, exc)
 
-            self._session._start_soon(_await)
+            self._start_soon(_await)
 
     def on_transport_event(self, event: TransportEvent) -> None:
         """Record what the transport reports; act on refusals and discarded frames."""

@@ -21,14 +21,18 @@ from ..transports.base import TransportClosed
 from .errors import SessionClosed
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
 class Lifetime:
     """Opens one session and ends it."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        # Built first (every part may start tasks), so it reaches the inbound side,
+        # the request table and the outbound side through the parts when it runs.
+        self._parts = parts
         self._task_group: TaskGroup | None = None
         self._terminated: anyio.Event | None = None
 
@@ -41,7 +45,8 @@ class Lifetime:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         session.lifecycle.restart_clock()  # times are relative to opening the session
-        inbound = session._inbound
+        parts = self._parts
+        inbound = parts.inbound
         try:
             await session.transport.start(self._task_group, inbound.on_transport_event)
         except BaseException:
@@ -51,12 +56,12 @@ class Lifetime:
         loop = _running_asyncio_loop()
         send_nowait = None
         if loop is not None:  # the fast paths are written for asyncio's loop
-            session._table.use_loop(loop)
+            parts.table.use_loop(loop)
             send_nowait = session.transport.send_nowait
             session.transport.take_frames_inline(inbound.take_inline)
-        session._outbound.open(send_nowait)
+        parts.outbound.open(send_nowait)
         self._task_group.start_soon(inbound.read_loop)
-        self._task_group.start_soon(session._table.watch_deadlines)
+        self._task_group.start_soon(parts.table.watch_deadlines)
 
     def start_soon(self, function: Callable[..., Any], *args: Any) -> None:
         """Run ``function`` in a task of the session's own group."""
@@ -76,7 +81,7 @@ class Lifetime:
 
     async def shutdown(self, reason: str = "client shutdown") -> None:
         session = self._session
-        outbound = session._outbound
+        outbound = self._parts.outbound
         if self._terminated is None:
             return  # never opened
         if outbound.closed:
@@ -85,7 +90,7 @@ class Lifetime:
         outbound.closing = True
         with anyio.CancelScope(shield=True):
             session.lifecycle.fire(Event.SHUTDOWN, reason)
-            await session._table.abandon_all()
+            await self._parts.table.abandon_all()
             await session.transport.close()
             # The reader may have seen the server exit first and finished the lifecycle.
             if session.state is not State.TERMINATED:
@@ -95,7 +100,7 @@ class Lifetime:
     async def transport_closed(self, exc: TransportClosed) -> None:
         """The reader found the transport closed: fail what waits, end the lifecycle."""
         session = self._session
-        outbound = session._outbound
+        outbound = self._parts.outbound
         if outbound.closing:
             return  # shutdown() is closing the transport and will finish the lifecycle
         try:
@@ -104,7 +109,7 @@ class Lifetime:
         finally:
             # Whatever closing the transport did, nobody may go on waiting.
             outbound.exit_error = outbound.exit_error or exc
-            session._table.fail_all(outbound.closed_error())
+            self._parts.table.fail_all(outbound.closed_error())
             if session.state is not State.TERMINATED:
                 session.lifecycle.fire(Event.TRANSPORT_CLOSED, str(outbound.exit_error))
             assert self._terminated is not None

@@ -18,21 +18,23 @@ import anyio
 from ..i18n import _
 from ..protocol import stateless
 from ..protocol.envelope import encode
-from ..protocol.errors import FORCE_HINT, CapabilityError, LifecycleError
+from ..protocol.errors import CapabilityError, LifecycleError, refusal
 from ..protocol.lifecycle import Event, State
 from ..protocol.versions import Era
 from ..transports.base import TransportClosed
 from .errors import ServerExited, SessionClosed
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
 class Outbound:
     """The sending side of one session."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        self._record = parts.record
         self._lifecycle = session.lifecycle
         self._transcript = session.transcript
         self._elapsed = session.lifecycle.elapsed
@@ -63,22 +65,22 @@ class Outbound:
                 raise self.closed_error()
             raise SessionClosed(_(
                 "cannot send {method}: the session is {state}; open a new session").format(
-                method=repr(method), state=session.state.value))
+                method=repr(method), state=session.state.value), rule="message-after-shutdown")
         if session.era is Era.STATELESS and method in stateless.REMOVED_METHODS:
             text = _("{method} does not exist in the stateless era ({version}): {why}").format(
                 method=repr(method), version=session.stateless_version,
                 why=_(stateless.REMOVED_METHODS[method]))
             if not force:
-                raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
-            session._record.finding("removed-in-stateless-era", "client",
+                raise refusal(LifecycleError, "removed-in-stateless-era", text)
+            self._record.finding("removed-in-stateless-era", "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
             return
-        refusal = self._lifecycle.client_refusal(method, is_request=is_request)
-        if refusal is not None:
-            rule_id, text = refusal
+        refused = self._lifecycle.client_refusal(method, is_request=is_request)
+        if refused is not None:
+            rule_id, text = refused
             if not force:
-                raise LifecycleError(f"{text} ({_(FORCE_HINT)})")
-            session._record.finding(rule_id, "client",
+                raise refusal(LifecycleError, rule_id, text)
+            self._record.finding(rule_id, "client",
                                     _("sent anyway: {reason}").format(reason=text), method)
         if is_request and self._lifecycle.state is State.OPERATING:
             try:
@@ -86,7 +88,7 @@ class Outbound:
             except CapabilityError as exc:
                 if not force:
                     raise
-                session._record.finding("capability-not-negotiated", "client",
+                self._record.finding("capability-not-negotiated", "client",
                                         _("sent anyway: {reason}").format(reason=exc),
                                         method)
 

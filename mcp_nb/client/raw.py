@@ -14,6 +14,7 @@ from .requests import UNSET, PendingRequest
 from .transcript import TranscriptEntry
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 _KIND_OF: dict[type, str] = {
@@ -33,13 +34,17 @@ class RawExchange:
     outcomes: list[dict[str, Any] | Exception] = field(default_factory=list)
 
 
-async def send_raw(session: ClientSession, text: str | bytes,
+async def send_raw(session: ClientSession, parts: SessionParts, text: str | bytes,
                    timeout: float | None = UNSET) -> RawExchange:
-    """See :meth:`ClientSession.send_raw <mcp_nb.client.ClientSession.send_raw>`."""
-    outbound = session._outbound
+    """See :meth:`ClientSession.send_raw <mcp_nb.client.ClientSession.send_raw>`.
+
+    Uses the outbound side (guard, lifecycle effects, the wire), the request
+    table, the record, and whether the inbound side decodes batches.
+    """
+    outbound = parts.outbound
     if outbound.closed:
         raise outbound.closed_error()
-    record = session._record
+    record = parts.record
     frame = text.encode() if isinstance(text, str) else text
     first_entry = session.transcript.next_seq
     findings_before = len(session.findings) + getattr(session.findings, "dropped", 0)
@@ -53,7 +58,7 @@ async def send_raw(session: ClientSession, text: str | bytes,
             _("sent anyway: {reason}").format(reason=exc.message),
             frame[:2000].decode("utf-8", "replace"))
     messages = parsed if isinstance(parsed, list) else [parsed] if parsed else []
-    if isinstance(parsed, list) and not session._inbound.allow_batch:
+    if isinstance(parsed, list) and not parts.inbound.allow_batch:
         record.finding(
             "batch-not-allowed",
             "client",
@@ -65,7 +70,7 @@ async def send_raw(session: ClientSession, text: str | bytes,
             # Nothing is refused, but every broken rule becomes a finding.
             outbound.guard(message.method, is_request=isinstance(message, Request), force=True)
         if isinstance(message, Request):
-            waiting.append(_register(session, message, timeout))
+            waiting.append(_register(parts, message, timeout))
     single = messages[0] if len(messages) == 1 and not isinstance(parsed, list) else None
     kind = ("batch" if isinstance(parsed, list) else "invalid" if single is None
             else _KIND_OF[type(single)])
@@ -83,7 +88,7 @@ async def send_raw(session: ClientSession, text: str | bytes,
     outcomes: list[dict[str, Any] | Exception] = []
     for pending in waiting:
         try:
-            outcomes.append(await session._table.wait(pending, None))
+            outcomes.append(await parts.table.wait(pending, None))
         except McpError as exc:
             outcomes.append(exc)
     return RawExchange(
@@ -94,12 +99,12 @@ async def send_raw(session: ClientSession, text: str | bytes,
     )
 
 
-def _register(session: ClientSession, message: Request, timeout: float | None) -> PendingRequest:
-    table = session._table
+def _register(parts: SessionParts, message: Request, timeout: float | None) -> PendingRequest:
+    table = parts.table
     if message.id in table.pending:
         raise ValueError(f"request id {message.id!r} is already in flight; pick another id")
     if table.ids.was_issued(message.id) or message.id in table.abandoned:
-        session._record.finding(
+        parts.record.finding(
             "request-id-reused",
             "client",
             _("request id {id} was used before in this session").format(id=repr(message.id)),
@@ -107,7 +112,7 @@ def _register(session: ClientSession, message: Request, timeout: float | None) -
     table.ids.reserve(message.id)
     pending = table.register(message.id, message.method,  # type: ignore[arg-type]
                              timeout=timeout, reset=False)
-    session._outbound.before_sending(message.method, message.params)
+    parts.outbound.before_sending(message.method, message.params)
     return pending
 
 

@@ -27,6 +27,7 @@ from ..transports.wakeup import InlineWakeup
 from .errors import RequestCancelled, RequestTimeout, SessionClosed
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 #: ``(progress, total, message)``; called on the session's event loop, must not block.
@@ -85,8 +86,9 @@ class PendingRequest:
 class RequestTable:
     """The requests in flight of one session, keyed by id."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        self._outbound = parts.outbound
         self.ids = IdAllocator()
         self.pending: dict[int, PendingRequest] = {}
         #: Ids we stopped waiting for (timeout/cancel) → why; a late answer is then expected.
@@ -231,7 +233,7 @@ class RequestTable:
             # handshake-era server must not see a notification before initialize.
             return False
         try:
-            await self._session._outbound.send_cancelled(pending.id, reason)
+            await self._outbound.send_cancelled(pending.id, reason)
         except SessionClosed:
             return False
         return True
@@ -264,7 +266,7 @@ class RequestTable:
 
     async def abandon_all(self) -> None:
         """Shutdown: cancel every request on the wire (never initialize) and stop waiting."""
-        outbound = self._session._outbound
+        outbound = self._outbound
         for pending in list(self.pending.values()):
             if pending.method != "initialize":
                 with contextlib.suppress(SessionClosed):

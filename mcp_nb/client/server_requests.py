@@ -21,6 +21,7 @@ from ..protocol.envelope import Request
 from ..protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 #: Handler for a server→client request: receives ``params``, returns the ``result``.
@@ -37,8 +38,12 @@ CAPABILITY_OF_HANDLER = {
 class ServerRequests:
     """The handler table of one session, and the server's requests being answered."""
 
-    def __init__(self, session: ClientSession, handlers: dict[str, RequestHandler]) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts,
+                 handlers: dict[str, RequestHandler]) -> None:
         self._session = session
+        self._record = parts.record
+        self._respond = parts.outbound.respond
+        self._start_soon = parts.lifetime.start_soon
         self.handlers = handlers
         self._seen_ids: set[str | int] = set()
         self._scopes: dict[str | int, anyio.CancelScope] = {}
@@ -66,8 +71,8 @@ class ServerRequests:
     async def serve(self, message: Request, raw: dict[str, Any], size: int) -> None:
         """Take one server request: answer ``ping`` and refusals at once, start a handler."""
         session = self._session
-        record = session._record
-        respond = session._outbound.respond
+        record = self._record
+        respond = self._respond
         method = message.method
         session.transcript.add(session.lifecycle.elapsed(), "recv", "request",
                                session.state.value, size=size, method=method, id=message.id,
@@ -108,11 +113,10 @@ class ServerRequests:
                 INTERNAL_ERROR,
                 f"the client declared {capability!r} but no handler is installed for {method}"))
             return
-        session._start_soon(self._run_handler, message, handler)
+        self._start_soon(self._run_handler, message, handler)
 
     async def _run_handler(self, message: Request, handler: RequestHandler) -> None:
-        session = self._session
-        respond = session._outbound.respond
+        respond = self._respond
         with anyio.CancelScope() as scope:
             self._scopes[message.id] = scope
             try:
@@ -132,6 +136,6 @@ class ServerRequests:
             await respond(message.id, message.method, result=result)
         if scope.cancelled_caught:
             # The server cancelled its own request: the spec says don't respond.
-            session._record.note(
+            self._record.note(
                 "handler cancelled",
                 _("server cancelled its request {id}").format(id=repr(message.id)))

@@ -16,6 +16,10 @@ package (docs/architecture.md has the picture):
 - :mod:`.raw`: hand-written messages; :mod:`.api`: the typed operations;
   :mod:`.recorder`: findings and notes.
 
+The parts reach each other through one declared seam,
+:class:`~mcp_nb.client.parts.SessionParts`, never through the session's
+private members; of the session they use only its public state.
+
 Step-through (each step is one awaited call, so a notebook cell can show it)::
 
     async with ClientSession(StdioTransport([sys.executable, "-m", "mcp_nb.lab"])) as s:
@@ -49,6 +53,7 @@ from .handshake_era import HandshakeEra
 from .inbound import Inbound, NotificationCallback
 from .lifetime import Lifetime
 from .outbound import Outbound
+from .parts import SessionParts
 from .raw import RawExchange, send_raw
 from .recorder import Recorder
 from .requests import UNSET, ProgressCallback, RequestTable
@@ -187,16 +192,18 @@ class ClientSession(TypedApi):
         self.tasks: dict[str, Task] = {}
         self.transport_events: list[TransportEvent] = RecentList(limit=transcript_limit)
 
-        # The parts, in the order they need each other.
-        self._record = Recorder(self)
-        self._table = RequestTable(self)
-        self._outbound = Outbound(self)
-        self._server_requests = ServerRequests(self, handlers)
-        self._handshake = HandshakeEra(self)
-        self._stateless = StatelessEra(self)
-        self._inbound = Inbound(self)
-        self._lifetime = Lifetime(self)
-        self._start_soon = self._lifetime.start_soon
+        # The parts, each handed the session (its public state) and the parts object
+        # (mcp_nb.client.parts), which is filled in the order the parts take from it.
+        self._parts = parts = SessionParts()
+        parts.record = Recorder(self)
+        parts.lifetime = Lifetime(self, parts)
+        parts.outbound = Outbound(self, parts)
+        parts.table = RequestTable(self, parts)
+        parts.request_once = self._request_once
+        parts.server_requests = ServerRequests(self, parts, handlers)
+        parts.handshake = HandshakeEra(self, parts)
+        parts.stateless = StatelessEra(self, parts)
+        parts.inbound = Inbound(self, parts)
 
     # -- context management ------------------------------------------------------
 
@@ -205,7 +212,7 @@ class ClientSession(TypedApi):
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._lifetime.close()
+        await self._parts.lifetime.close()
 
     async def open(self) -> None:
         """Start the transport and the reader, without initializing (Uninitialized).
@@ -213,22 +220,22 @@ class ClientSession(TypedApi):
         Prefer ``async with``; :meth:`open` is for hosts (the notebook layer)
         that manage the task's lifetime themselves and call :meth:`aclose`.
         """
-        await self._lifetime.open()
+        await self._parts.lifetime.open()
 
     async def aclose(self) -> None:
         """Shut down and stop the session's tasks (for hosts that used :meth:`open`)."""
-        await self._lifetime.close()
+        await self._parts.lifetime.close()
 
     async def shutdown(self, reason: str = "client shutdown") -> None:
         """End the session: ShuttingDown, cancel pending requests, close the transport.
 
         Idempotent and safe from any state; returns once the session is Terminated.
         """
-        await self._lifetime.shutdown(reason)
+        await self._parts.lifetime.shutdown(reason)
 
     async def wait_closed(self) -> None:
         """Wait until the session is Terminated (e.g. the server exits on its own)."""
-        await self._lifetime.wait_closed()
+        await self._parts.lifetime.wait_closed()
 
     # -- observation ----------------------------------------------------------------
 
@@ -259,7 +266,7 @@ class ClientSession(TypedApi):
     @property
     def in_flight(self) -> list[tuple[int, str]]:
         """``(id, method)`` of every request still awaiting its response."""
-        return self._table.in_flight
+        return self._parts.table.in_flight
 
     def on_transition(self, callback: Callable[[TransitionRecord], Any]) -> Callable[[], None]:
         """Subscribe to lifecycle transitions; returns an unsubscribe function.
@@ -274,13 +281,13 @@ class ClientSession(TypedApi):
 
     def on_notification(self, callback: NotificationCallback) -> Callable[[], None]:
         """Subscribe to every notification from the server."""
-        callbacks = self._inbound.notification_callbacks
+        callbacks = self._parts.inbound.notification_callbacks
         callbacks.append(callback)
         return lambda: callbacks.remove(callback)
 
     def on_finding(self, callback: Callable[[Finding], Any]) -> Callable[[], None]:
         """Subscribe to findings (called synchronously, as :meth:`on_transition` says)."""
-        return self._record.finding_callbacks.add(callback)
+        return self._parts.record.finding_callbacks.add(callback)
 
     def hold_deadlines(self) -> Callable[[], None]:
         """Stop the timeouts of the requests in flight until the returned ``release()``.
@@ -289,7 +296,7 @@ class ClientSession(TypedApi):
         the request that caused it must not time out under them.  Each held
         request gets back the time it had left on release; holds may overlap.
         """
-        return self._table.hold()
+        return self._parts.table.hold()
 
     def set_handler(self, method: str, handler: RequestHandler | None) -> None:
         """Install (or remove) the handler for a server→client request.
@@ -297,7 +304,7 @@ class ClientSession(TypedApi):
         The capability must still be declared at initialize time for the
         server to be allowed to use it.
         """
-        self._server_requests.set_handler(method, handler)
+        self._parts.server_requests.set_handler(method, handler)
 
     # -- settling the era -------------------------------------------------------------
 
@@ -312,11 +319,11 @@ class ClientSession(TypedApi):
         :class:`~mcp_nb.protocol.errors.UnsupportedVersionError` names the
         offered, answered and supported versions.
         """
-        return await self._handshake.initialize(version, timeout=timeout)
+        return await self._parts.handshake.initialize(version, timeout=timeout)
 
     async def send_initialized(self) -> None:
         """Send ``notifications/initialized`` (Initialized → Operating)."""
-        await self._handshake.send_initialized()
+        await self._parts.handshake.send_initialized()
 
     async def connect(self, version: str | None = None, *,
                       era: EraChoice = Era.HANDSHAKE) -> InitializeResult | DiscoverResult:
@@ -339,7 +346,7 @@ class ClientSession(TypedApi):
             result = await self.initialize(offered)
             await self.send_initialized()
             return result
-        return await self._stateless.probe(offered, fall_back=choice == "auto")
+        return await self._parts.stateless.probe(offered, fall_back=choice == "auto")
 
     async def discover(self, version: str | None = None, **options: Any) -> DiscoverResult:
         """Send ``server/discover`` (any era's session may ask; it settles nothing).
@@ -347,7 +354,7 @@ class ClientSession(TypedApi):
         To *choose* the stateless era use ``connect(era="stateless")`` or
         ``connect(era="auto")``.
         """
-        return await self._stateless.discover(version, **options)
+        return await self._parts.stateless.discover(version, **options)
 
     # -- sending --------------------------------------------------------------------------
 
@@ -355,7 +362,7 @@ class ClientSession(TypedApi):
         self, method: str, params: dict[str, Any] | None = None, *, force: bool = False
     ) -> None:
         """Send a notification (guarded by the lifecycle unless ``force``)."""
-        await self._outbound.notify(method, params, force=force)
+        await self._parts.outbound.notify(method, params, force=force)
 
     async def request(
         self,
@@ -393,7 +400,7 @@ class ClientSession(TypedApi):
         request retried, until a complete result arrives.
         """
         if self.era is Era.STATELESS:
-            return await self._stateless.request(
+            return await self._parts.stateless.request(
                 method, params, log_level=log_level, timeout=timeout, on_progress=on_progress,
                 reset_timeout_on_progress=reset_timeout_on_progress, max_timeout=max_timeout,
                 force=force, on_sent=on_sent)
@@ -415,8 +422,9 @@ class ClientSession(TypedApi):
         on_sent: Callable[[int], Any] | None = None,
     ) -> dict[str, Any]:
         """One request, one response, the path both eras share: guard, table, wire, wait."""
-        outbound = self._outbound
-        table = self._table
+        parts = self._parts
+        outbound = parts.outbound
+        table = parts.table
         outbound.guard(method, is_request=True, force=force)
         request_id = table.ids.allocate()
         if on_progress is not None:
@@ -438,11 +446,11 @@ class ClientSession(TypedApi):
         return await table.wait(pending, max_timeout)
 
     def _open_task(self, method: str, result: dict[str, Any]) -> Task:
-        return open_task(self, method, result)
+        return open_task(self, self._parts, method, result)
 
     def _screen_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """What :meth:`list_tools` returns of the tools listed (the stateless era screens)."""
-        return self._stateless.screen_tools(tools) if self.era is Era.STATELESS else tools
+        return self._parts.stateless.screen_tools(tools) if self.era is Era.STATELESS else tools
 
     async def cancel(self, request_id: int | None = None, reason: str = "cancelled by user") -> int:
         """Cancel an in-flight request (the latest one when ``request_id`` is None).
@@ -450,7 +458,7 @@ class ClientSession(TypedApi):
         Sends ``notifications/cancelled``; the waiting call raises
         :class:`RequestCancelled`.  Returns the id that was cancelled.
         """
-        return await self._table.cancel(request_id, reason)
+        return await self._parts.table.cancel(request_id, reason)
 
     async def listen(self, *, tools: bool = False, prompts: bool = False,
                      resources: bool = False, resource_uris: list[str] | tuple[str, ...] = (),
@@ -461,7 +469,7 @@ class ClientSession(TypedApi):
         returned :class:`Subscription` (and reach :meth:`on_notification`
         callbacks).  End it with :meth:`unlisten`.
         """
-        return await self._stateless.listen(
+        return await self._parts.stateless.listen(
             {key: value for key, value in (
                 ("toolsListChanged", tools), ("promptsListChanged", prompts),
                 ("resourcesListChanged", resources),
@@ -469,7 +477,7 @@ class ClientSession(TypedApi):
 
     async def unlisten(self, subscription: Subscription) -> None:
         """End a subscription (cancels its ``subscriptions/listen`` request)."""
-        await self._stateless.unlisten(subscription)
+        await self._parts.stateless.unlisten(subscription)
 
     async def send_raw(self, text: str | bytes, *, timeout: float | None = UNSET) -> RawExchange:
         """Send ``text`` exactly as written — one message, a batch, or garbage.
@@ -480,7 +488,7 @@ class ClientSession(TypedApi):
         Waits for the responses to any requests it contains and returns what
         happened meanwhile as a :class:`RawExchange`.
         """
-        return await send_raw(self, text, timeout)
+        return await send_raw(self, self._parts, text, timeout)
 
 
 def _parse_era(value: str) -> Era | str:

@@ -44,6 +44,7 @@ from .requests import UNSET
 from .tasks import task_handle_problem
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
@@ -78,13 +79,18 @@ class Subscription:
 class StatelessEra:
     """Settles a session by ``server/discover`` and sends its requests the stateless way."""
 
-    def __init__(self, session: ClientSession) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts) -> None:
         self._session = session
+        self._record = parts.record
+        self._request_once = parts.request_once
+        self._server_requests = parts.server_requests
+        self._table = parts.table
+        self._start_soon = parts.lifetime.start_soon
 
     def _step(self, kind: str, detail: str) -> None:
         session = self._session
         session.era_steps.append(EraStep(session.lifecycle.elapsed(), kind, detail))
-        session._record.note(f"era {kind}", detail)
+        self._record.note(f"era {kind}", detail)
 
     async def probe(self, handshake_version: str | None, *,
                     fall_back: bool) -> InitializeResult | DiscoverResult:
@@ -179,7 +185,7 @@ class StatelessEra:
         rounds = 0
         while True:
             try:
-                result = await session._request_once(method, current, **options)
+                result = await self._request_once(method, current, **options)
             except ServerError as exc:
                 if not negotiate or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
                     raise
@@ -229,7 +235,7 @@ class StatelessEra:
         :class:`InvalidResult`.
         """
         session = self._session
-        record = session._record
+        record = self._record
         info = stateless.server_info_of(result)
         if info is not None:
             session.last_server_info = info
@@ -275,7 +281,7 @@ class StatelessEra:
         session = self._session
         asked = ", ".join(f"{key} ({request.get('method')})"
                           for key, request in requests.items())
-        session._record.note(
+        self._record.note(
             "input required",
             _("{method} needs input before it can complete: {asked}; the client answers, then "
               "retries with a new id").format(
@@ -291,13 +297,13 @@ class StatelessEra:
             if not session.capabilities.client_supports(wanted):
                 detail = (f"{method} asked for {wanted} (input {key!r}), but this client did "
                           f"not declare the {capability!r} capability")
-                session._record.finding("input-request-undeclared", "server", detail, request)
+                self._record.finding("input-request-undeclared", "server", detail, request)
                 raise InputRequestFailed(_(
                     "{method} asked for {wanted} (input {key}), but this client did not "
                     "declare the {capability} capability; declare it (pass on_{name}=…) to "
                     "answer such requests").format(method=method, wanted=wanted, key=repr(key),
                                                    capability=repr(capability), name=capability))
-            handler = session._server_requests.handler_for(wanted)
+            handler = self._server_requests.handler_for(wanted)
             if handler is None:
                 raise InputRequestFailed(_(
                     "{method} asked for {wanted} (input {key}): the client declared "
@@ -315,7 +321,7 @@ class StatelessEra:
                     error=f"{type(exc).__name__}: {exc}")) from exc
             answers[key] = answer
         if answers:
-            session._record.note(
+            self._record.note(
                 "input answered",
                 _("answered {answers}; retrying {method}").format(
                     answers=', '.join(answers), method=method))
@@ -350,7 +356,7 @@ class StatelessEra:
                 holder[0].settled.set()
             sent.set()
 
-        session._start_soon(run)
+        self._start_soon(run)
         await sent.wait()
         if not holder:
             raise SessionClosed(_("subscriptions/listen could not be sent"))
@@ -362,7 +368,7 @@ class StatelessEra:
 
     async def unlisten(self, subscription: Subscription) -> None:
         session = self._session
-        if subscription.ended is None and subscription.request_id in session._table.pending:
+        if subscription.ended is None and subscription.request_id in self._table.pending:
             await session.cancel(subscription.request_id, "the client ended the subscription")
         subscription.ended = subscription.ended or "the client ended the subscription"
 
@@ -382,7 +388,7 @@ class StatelessEra:
             schema, name = tool.get("inputSchema"), tool.get("name")
             problems = tool_headers.header_problems(schema)
             if problems:
-                session._record.finding(
+                self._record.finding(
                     "tool-header-invalid",
                     "server",
                     _("tool {name} is left out of the tool list and will not be called: "

@@ -34,6 +34,7 @@ from ..protocol.tasks import TaskSnapshot, TaskStatus, TaskTracker
 from .errors import InvalidResult, ServerError
 
 if TYPE_CHECKING:
+    from .parts import SessionParts
     from .session import ClientSession
 
 
@@ -52,15 +53,19 @@ class TaskCancelled(McpError):
 class Task:
     """One task a server made for one request; see the module docstring."""
 
-    def __init__(self, session: ClientSession, method: str, created: TaskSnapshot) -> None:
+    def __init__(self, session: ClientSession, parts: SessionParts, method: str,
+                 created: TaskSnapshot) -> None:
         self.session = session
+        self._record = parts.record
+        # The stateless era's input rounds answer a task's input requests the same way.
+        self._answer_input_requests = parts.stateless.answer_input_requests
         #: The request the task stands for (``tools/call``).
         self.method = method
         self.task_id = created.task_id
         self.tracker = TaskTracker()
         #: Told of every snapshot taken (after the table judged it); errors are contained.
         self.observers: Observers[TaskSnapshot] = Observers()
-        self.observers.on_error = lambda observer, error: session._record.observer_failed(
+        self.observers.on_error = lambda observer, error: self._record.observer_failed(
             "task observer", observer, error)
         self._take(created, "created")
 
@@ -94,7 +99,7 @@ class Task:
         """Judge a snapshot by the task's table, record it, tell the observers."""
         before = self.tracker.latest.status if self.tracker.latest is not None else None
         problem = self.tracker.observe(snapshot)
-        record = self.session._record
+        record = self._record
         if problem is not None:
             record.finding("task-transition-invalid", "server", problem, source)
         if snapshot.status != before:
@@ -111,7 +116,7 @@ class Task:
         try:
             snapshot = rules.parse_task(params)
         except ValueError as exc:
-            self.session._record.finding("task-result-invalid", "server", str(exc), params)
+            self._record.finding("task-result-invalid", "server", str(exc), params)
             return
         self._take(snapshot, "notification")
 
@@ -121,7 +126,7 @@ class Task:
         try:
             snapshot = rules.parse_task(answer)
         except ValueError as exc:
-            self.session._record.finding("task-result-invalid", "server", str(exc), answer)
+            self._record.finding("task-result-invalid", "server", str(exc), answer)
             raise InvalidResult(f"tasks/get: {exc}") from None
         self._take(snapshot, "tasks/get")
         return snapshot
@@ -135,7 +140,7 @@ class Task:
     async def cancel(self, **options: Any) -> None:
         """``tasks/cancel``: ask the server to cancel (acknowledged; it decides, polls tell)."""
         await self.session.request("tasks/cancel", self._params(), **options)
-        self.session._record.note(
+        self._record.note(
             "task cancel",
             _("asked the server to cancel task {task_id}; the next snapshots tell what it "
               "did").format(task_id=self.task_id))
@@ -153,7 +158,7 @@ class Task:
         while not self.done:
             pending = self.tracker.unanswered() if answer_inputs else {}
             if pending:
-                answers = await self.session._stateless.answer_input_requests(
+                answers = await self._answer_input_requests(
                     f"task {self.task_id}", pending)
                 await self.update(answers)
             else:
@@ -198,7 +203,8 @@ def task_handle_problem(session: ClientSession, method: str) -> str | None:
     return None
 
 
-def open_task(session: ClientSession, method: str, result: dict[str, Any]) -> Task:
+def open_task(session: ClientSession, parts: SessionParts, method: str,
+              result: dict[str, Any]) -> Task:
     """The :class:`Task` for a task handle answering ``method``; :class:`InvalidResult` if bad."""
     problem = task_handle_problem(session, method)
     if problem is None:
@@ -207,8 +213,8 @@ def open_task(session: ClientSession, method: str, result: dict[str, Any]) -> Ta
         except ValueError as exc:
             problem = str(exc)
     if problem is not None:
-        session._record.finding("task-result-invalid", "server", problem, result)
+        parts.record.finding("task-result-invalid", "server", problem, result)
         raise InvalidResult(f"{method}: {problem}")
-    task = Task(session, method, created)
+    task = Task(session, parts, method, created)
     session.tasks[task.task_id] = task
     return task

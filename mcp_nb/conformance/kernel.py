@@ -13,6 +13,7 @@ kernel printed); what goes on the wire is entirely the magics' doing.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,8 +26,28 @@ from .scenarios import sample_arguments
 CELL_TIMEOUT = 60.0
 
 
+#: What the magic's argument check calls its refusal (``McpCellError.rule``, as
+#: :data:`mcp_nb.notebook.magics.operations.ARGUMENTS_NOT_IN_SCHEMA`; not imported, so the
+#: harness does not load IPython for one name).
+ARGUMENTS_NOT_IN_SCHEMA = "arguments-not-in-schema"
+
+# Read from the exception the failed cell left in the kernel: its structure, not its text.
+_ERROR_FIELDS = {name: f"getattr(__import__('sys').last_value, {name!r}, None)"
+                 for name in ("rule", "override")}
+
+
 class CellFailed(RuntimeError):
-    """A cell ended in an error: the magic's one-line reason, or the traceback's last line."""
+    """A cell ended in an error: the magic's one-line reason, or the traceback's last line.
+
+    ``rule`` and ``override`` are the error's own fields (``McpCellError.rule`` and
+    ``.override``), read in the kernel: a player decides by them, never by the wording.
+    """
+
+    def __init__(self, message: str, *, rule: str | None = None,
+                 override: str | None = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.override = override
 
 
 class Kernel:
@@ -55,12 +76,37 @@ class Kernel:
                 break
         if error is not None:
             raise CellFailed(f"cell {code!r} failed: {error.get('ename')}: "
-                             f"{error.get('evalue')}")
+                             f"{error.get('evalue')}", **self._last_error_fields())
         return "".join(printed)
+
+    def _last_error_fields(self) -> dict[str, Any]:
+        """``rule`` and ``override`` of the exception the last cell raised (None if it has none).
+
+        Asked as user expressions of a silent request, which the kernel evaluates
+        without running a cell of its own or touching the history.
+        """
+        msg_id = self.client.execute("", silent=True, store_history=False,
+                                     user_expressions=_ERROR_FIELDS)
+        while True:
+            reply = self.client.get_shell_msg(timeout=CELL_TIMEOUT)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        found = reply["content"].get("user_expressions") or {}
+        return {name: _literal(found.get(name)) for name in _ERROR_FIELDS}
 
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=False)
+
+
+def _literal(evaluated: Mapping[str, Any] | None) -> Any:
+    """The value of a user expression that evaluated to a string or None."""
+    if not evaluated or evaluated.get("status") != "ok":
+        return None
+    try:
+        return ast.literal_eval(evaluated["data"]["text/plain"])
+    except (ValueError, SyntaxError):  # not a plain value: not a field of ours
+        return None
 
 
 def connect_line(assignment: Assignment, *options: str) -> str:
@@ -111,7 +157,7 @@ def _call_tools_from_context(kernel: Kernel, assignment: Assignment) -> None:
             # The suite sends some values outside the tool's inputSchema on purpose (a
             # null for a boolean: its header must be left out).  The magic checks the
             # arguments first and refuses; a user who means it adds --force, as here.
-            if "not sent: the arguments do not fit" not in str(refused):
+            if refused.rule != ARGUMENTS_NOT_IN_SCHEMA or refused.override != "force":
                 raise
             kernel.run(f"{line} --force")
 

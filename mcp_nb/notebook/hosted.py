@@ -70,9 +70,7 @@ class HostedSession:
         Runs on the session's loop (the inbox's handlers do).  Returns the
         release; each held request then gets back the time it had left.
         """
-        # The client's request table does the holding (ClientSession itself is at its
-        # size limit; a public alias there would be the tidier door).
-        release_deadlines = self.session._table.hold()
+        release_deadlines = self.session.hold_deadlines()
         for widget in list(self.progress_widgets):
             widget.hold(reason)
 

@@ -7,7 +7,8 @@ notebook can catch "anything MCP" in one ``except``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..i18n import N_, _
 
@@ -45,16 +46,73 @@ MODERN_ERROR_CODES = frozenset({
 })
 
 
-#: How a refusal says it can be overridden, in the Python API's spelling (the magics
-#: put it in theirs: ``--force``).
+#: How a refusal says it can be overridden, in the Python API's spelling.  A refusal
+#: carries its override as data (:attr:`McpError.override`); each surface tells it in its
+#: own words (the magics: ``--force``) through :meth:`McpError.worded`.
 FORCE_HINT = N_("pass force=True to send it anyway")
+
+#: How a refusal's message tells its override: ``(clause, aside)`` → the message.  The
+#: clause goes inside a sentence ("pass force=True to send it anyway"), the aside after
+#: one (" (pass force=True to send it anyway)"); a message uses the one its grammar needs.
+Wording = Callable[[str, str], str]
 
 
 class McpError(Exception):
-    """Base of every error mcp_nb raises for protocol reasons."""
+    """Base of every error mcp_nb raises for protocol reasons.
+
+    Code can act on what went wrong without reading the message: :attr:`rule`
+    says which rule was involved, :attr:`override` whether (and how) a refused
+    message can be sent anyway.
+    """
 
     #: JSON-RPC error code the situation corresponds to, when there is one.
     code: int | None = None
+    #: The rule involved, as a stable id (a refusal's: the rule it enforces, whose
+    #: finding a forced send records; see :data:`mcp_nb.protocol.findings.RULES`).
+    rule: str | None = None
+    #: What sends a refused message anyway: ``"force"`` (``force=True`` in the Python
+    #: API, ``--force`` in the magics), or None when nothing does.
+    override: str | None = None
+    # The message as a function of how the override is told (see refusal()).
+    _wording: Wording | None = None
+
+    def __init__(self, *args: Any, rule: str | None = None) -> None:
+        super().__init__(*args)
+        if rule is not None:
+            self.rule = rule
+
+    def worded(self, *, clause: str, aside: str) -> str:
+        """The message, its override told in another spelling than the Python API's.
+
+        ``clause`` and ``aside`` are that spelling inside and after a sentence
+        (the magics: ``"add --force to send it anyway"`` and ``" (add --force to
+        send it anyway)"``).  An error without an override is its message as is.
+        """
+        if self._wording is None:
+            return str(self)
+        return self._wording(clause, aside)
+
+
+Refused = TypeVar("Refused", bound=McpError)
+
+
+def refusal(error_type: type[Refused], rule: str, text: str | Wording) -> Refused:
+    """A refusal ``force`` overrides, its message telling so in the Python API's words.
+
+    ``text`` explains the refusal, the hint follows it in brackets; or, for a
+    message with the hint inside a sentence, ``text`` words the whole message
+    from ``(clause, aside)``.
+    """
+    wording = _told_after(text) if isinstance(text, str) else text
+    hint = _(FORCE_HINT)
+    error = error_type(wording(hint, f" ({hint})"), rule=rule)
+    error.override = "force"
+    error._wording = wording
+    return error
+
+
+def _told_after(explanation: str) -> Wording:
+    return lambda _clause, aside: explanation + aside
 
 
 class EnvelopeError(McpError):

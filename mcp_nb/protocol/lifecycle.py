@@ -238,12 +238,12 @@ class Lifecycle:
         """Raise :class:`LifecycleError` if the client may not send request ``method`` now."""
         refusal = self.client_refusal(method, is_request=True)
         if refusal:
-            raise LifecycleError(refusal[1])
+            raise LifecycleError(refusal[1], rule=refusal[0])
 
     def check_client_notification(self, method: str) -> None:
         refusal = self.client_refusal(method, is_request=False)
         if refusal:
-            raise LifecycleError(refusal[1])
+            raise LifecycleError(refusal[1], rule=refusal[0])
 
     def server_violation(self, method: str, *, is_request: bool) -> str | None:
         """Why a server message is out of order now (a finding), or None if it is fine.

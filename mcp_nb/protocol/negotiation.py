@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..i18n import _
-from .errors import FORCE_HINT, INVALID_PARAMS, CapabilityError, UnsupportedVersionError
+from .errors import INVALID_PARAMS, CapabilityError, UnsupportedVersionError, refusal
 from .versions import SUPPORTED_VERSIONS, VERSIONS
 
 
@@ -156,11 +156,11 @@ class Capabilities:
             return
         name, flag = need
         what = f"{name}.{flag}" if flag else name
-        # The magics find the hint (in the language of the moment) and write their spelling.
-        raise CapabilityError(_(
+        # The hint inside the sentence, in the spelling of whoever words it (the magics: --force).
+        raise refusal(CapabilityError, "capability-not-negotiated", lambda hint, _aside: _(
             "the server did not declare the {capability} capability, so {method} may not be "
             "sent (use only negotiated capabilities); {hint} and record a finding").format(
-            capability=repr(what), method=repr(method), hint=_(FORCE_HINT)))
+            capability=repr(what), method=repr(method), hint=hint))
 
     def client_supports(self, method: str) -> bool:
         """May the server send request ``method`` to this client?"""

@@ -18,7 +18,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from traitlets import Bool, CaselessStrEnum, Float, Int
 
 from ...i18n import _
-from ...protocol.errors import FORCE_HINT, McpError
+from ...protocol.errors import McpError
 from ..hosted import HostedSession
 from ..loop import BackgroundLoop, Interrupted
 from ..widgets import SessionView
@@ -99,11 +99,12 @@ class McpMagics(Magics):
         except Interrupted as exc:
             raise McpCellError(str(exc)) from None
         except McpError as exc:
-            # The hint's own brackets too: the Chinese edition writes full-width ones.
-            hint = _(FORCE_HINT)  # as the error was made: in the language of the moment
-            reason = str(exc).replace(f" ({hint})", _(" (add --force to send it anyway)"))
-            reason = reason.replace(hint, _("add --force to send it anyway"))
-            raise McpCellError(f"[{type(exc).__name__}] {reason}") from None
+            # A refusal carries its override as data; the magics spell it --force (and the
+            # Chinese edition brackets the aside with full-width brackets).
+            text = exc.worded(clause=_("add --force to send it anyway"),
+                              aside=_(" (add --force to send it anyway)"))
+            raise McpCellError(f"[{type(exc).__name__}] {text}", rule=exc.rule,
+                               override=exc.override) from None
 
     def _dispatch(self, line: str) -> Any:
         name, _space, rest = line.strip().partition(" ")

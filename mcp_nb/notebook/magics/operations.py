@@ -97,6 +97,11 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
     return BackgroundCall(progress, future)
 
 
+#: The rule of the magic's own check of a call's arguments (its refusal's ``rule``; the
+#: conformance kernel player resends a refusal of this rule with --force).
+ARGUMENTS_NOT_IN_SCHEMA = "arguments-not-in-schema"
+
+
 def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any]) -> None:
     """Fail the cell, naming each field, if ``arguments`` do not fit the tool's inputSchema."""
     if hosted.session.state is not State.OPERATING or \
@@ -111,7 +116,8 @@ def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any])
     if found:
         raise McpCellError(_("not sent: the arguments do not fit {tool}'s inputSchema: "
                              "{problems} (--force sends them anyway)").format(
-                                 tool=name, problems="; ".join(found)))
+                                 tool=name, problems="; ".join(found)),
+                           rule=ARGUMENTS_NOT_IN_SCHEMA, override="force")
 
 
 @GROUP.command("form", N_("a form for calling TOOL, generated from its inputSchema"),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ...client.errors import ServerExited
 from ...i18n import N_, _
 from ...protocol.errors import McpError
 from ...protocol.models import LOG_LEVELS
@@ -171,19 +172,18 @@ def _url(args: argparse.Namespace) -> str | None:
 
 
 def _connect_failure(url: str, exc: McpError) -> str:
-    """One line for an HTTP server that could not be reached, or answered nonsense."""
+    """One line for an HTTP server that could not be reached, or answered nonsense.
+
+    Decided by the chain of errors (the transport's own under ``ServerExited``), never
+    by their wording.
+    """
     cause: BaseException | None = exc
     while cause is not None:
         if type(cause).__module__.startswith("httpx") and "Connect" in type(cause).__name__:
             return _("could not connect to {url}: {reason}").format(
                 url=url, reason=cause or type(cause).__name__)
-        cause = cause.__cause__ or cause.__context__
-    text = str(exc)
-    if text.startswith(_("could not connect to {url}: {reason}").format(url=url, reason="")):
-        return text  # the transport said it already
-    if "ConnectError" in text or "ConnectTimeout" in text:
-        return _("could not connect to {url}: {reason}").format(
-            url=url, reason=text.rsplit(": ", 1)[-1])
+        cause = ((cause.transport_error if isinstance(cause, ServerExited) else None)
+                 or cause.__cause__ or cause.__context__)
     return f"[{type(exc).__name__}] {exc}"
 
 

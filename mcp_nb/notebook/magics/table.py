@@ -27,7 +27,18 @@ from ...i18n import N_, _
 
 
 class McpCellError(Exception):
-    """An expected failure: the cell fails with one readable line, no traceback."""
+    """An expected failure: the cell fails with one readable line, no traceback.
+
+    ``rule`` and ``override`` say, for code that drives a kernel, what the line
+    says for people (as :class:`~mcp_nb.protocol.errors.McpError`'s do): the rule
+    involved, and ``"force"`` when adding ``--force`` sends the refused message anyway.
+    """
+
+    def __init__(self, message: str, *, rule: str | None = None,
+                 override: str | None = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.override = override
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
