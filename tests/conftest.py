@@ -2,7 +2,46 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+#: A fixture declared with one of these scopes is set up once for many tests: a JupyterLab
+#: with its browser, a started peer server, a built virtual environment.
+SHARED_FIXTURE = re.compile(r"""@pytest\.fixture\([^)]*scope=["'](module|class|package|session)""")
+
+
+def modules_with_shared_fixtures() -> set[str]:
+    """Test modules (as node-id paths) that declare a fixture shared by their tests."""
+    return {f"tests/{path.name}" for path in TESTS.glob("test_*.py")
+            if SHARED_FIXTURE.search(path.read_text(encoding="utf-8"))}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook; without xdist it is never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The suite runs under pytest-xdist (README's test command: ``-n 4``). A module whose
+    tests share a fixture goes to one worker whole, so the fixture is built once and never
+    twice at the same time; every other test is handed out on its own.
+
+    xdist's own ``loadgroup`` mode cannot do this with pytest 9.2 and later (it renames
+    node ids, which pytest no longer lets a plugin do), so the grouping is this scheduler's:
+    xdist's load-by-scope scheduling, where a scope is the module for those modules and the
+    test itself for all others.
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = modules_with_shared_fixtures()
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in shared else nodeid
+
+    return SharedFixtureScheduling(config, log)
+
 
 #: Peer servers run as subprocesses; importing one (--doctest-modules would) starts it.
 collect_ignore = ["peers"]

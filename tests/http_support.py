@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -192,9 +191,11 @@ def install_npm_package(package: str, version: str, cache: Path) -> Path:
     if shutil.which("node") is None or npm is None:
         pytest.skip(f"node and npm are needed to run {package}")
     installed = cache / "node_modules" / package
-    manifest = installed / "package.json"
+    # Written when npm has finished: a cut-short install has the package without its
+    # dependencies, and is redone.
+    finished = cache / f".installed-{package.replace('/', '+')}"
     with cache_lock(cache):
-        if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
+        if not finished.exists() or finished.read_text(encoding="utf-8") != version:
             result = subprocess.run(
                 [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
                  "--loglevel=error", f"{package}@{version}"],
@@ -202,6 +203,7 @@ def install_npm_package(package: str, version: str, cache: Path) -> Path:
             )
             if result.returncode != 0:
                 pytest.fail(f"npm install {package}@{version} failed:\n{result.stderr[-2000:]}")
+            finished.write_text(version, encoding="utf-8")
     return installed
 
 

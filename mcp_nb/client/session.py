@@ -77,6 +77,41 @@ DEFAULT_MAX_TIMEOUT = 300.0
 EraChoice = Era | str
 
 
+def assemble_parts(session: ClientSession,
+                   handlers: Mapping[str, RequestHandler]) -> SessionParts:
+    """The session's parts, each handed the session (its public state) and the parts object
+    (:mod:`mcp_nb.client.parts`), which is filled in the order the parts take from it."""
+    parts = SessionParts()
+    parts.record = Recorder(session)
+    parts.lifetime = Lifetime(session, parts)
+    parts.outbound = Outbound(session, parts)
+    parts.table = RequestTable(session, parts)
+    parts.request_once = session._request_once
+    parts.server_requests = ServerRequests(session, parts, dict(handlers))
+    parts.handshake = HandshakeEra(session, parts)
+    parts.stateless = StatelessEra(session, parts)
+    parts.inbound = Inbound(session, parts)
+    return parts
+
+
+def declared_capabilities(capabilities: Mapping[str, Any] | None,
+                          handlers: Mapping[str, RequestHandler], *,
+                          tasks: bool, apps: bool) -> dict[str, Any]:
+    """What the client declares: the capabilities given, or those its handlers imply
+    (registering a handler is what declares it), plus the extensions asked for."""
+    if capabilities is None:
+        capabilities = {CAPABILITY_OF_HANDLER[method]: {} for method in handlers}
+    declared: dict[str, Any] = dict(capabilities)
+    extensions = dict(declared.get("extensions") or {})
+    if tasks:  # the tasks extension (SEP-2663): the server may answer with tasks
+        extensions[TASKS_EXTENSION] = {}
+    if apps:  # MCP Apps: servers SHOULD check this before registering UI tools
+        extensions[APPS_EXTENSION] = {"mimeTypes": [APPS_MIME_TYPE]}
+    if extensions:
+        declared["extensions"] = extensions
+    return declared
+
+
 class ClientSession(TypedApi):
     """An MCP client session over any :class:`~mcp_nb.transports.base.Transport`.
 
@@ -138,17 +173,8 @@ class ClientSession(TypedApi):
         handlers = {method: handler for method, handler in (
             ("roots/list", on_roots), ("sampling/createMessage", on_sampling),
             ("elicitation/create", on_elicitation)) if handler is not None}
-        if capabilities is None:
-            capabilities = {CAPABILITY_OF_HANDLER[m]: {} for m in handlers}
-        self.client_capabilities: dict[str, Any] = dict(capabilities)
-        if tasks:  # the tasks extension (SEP-2663): the server may answer with tasks
-            extensions = dict(self.client_capabilities.get("extensions") or {})
-            extensions[TASKS_EXTENSION] = {}
-            self.client_capabilities["extensions"] = extensions
-        if apps:  # MCP Apps: servers SHOULD check this before registering UI tools
-            extensions = dict(self.client_capabilities.get("extensions") or {})
-            extensions[APPS_EXTENSION] = {"mimeTypes": [APPS_MIME_TYPE]}
-            self.client_capabilities["extensions"] = extensions
+        self.client_capabilities = declared_capabilities(
+            capabilities, handlers, tasks=tasks, apps=apps)
         #: Version every stateless-era request carries (a -32022 answer may change it).
         self.stateless_version = LATEST_STATELESS_VERSION
         if protocol_version in STATELESS_VERSIONS:
@@ -192,18 +218,7 @@ class ClientSession(TypedApi):
         self.tasks: dict[str, Task] = {}
         self.transport_events: list[TransportEvent] = RecentList(limit=transcript_limit)
 
-        # The parts, each handed the session (its public state) and the parts object
-        # (mcp_nb.client.parts), which is filled in the order the parts take from it.
-        self._parts = parts = SessionParts()
-        parts.record = Recorder(self)
-        parts.lifetime = Lifetime(self, parts)
-        parts.outbound = Outbound(self, parts)
-        parts.table = RequestTable(self, parts)
-        parts.request_once = self._request_once
-        parts.server_requests = ServerRequests(self, parts, handlers)
-        parts.handshake = HandshakeEra(self, parts)
-        parts.stateless = StatelessEra(self, parts)
-        parts.inbound = Inbound(self, parts)
+        self._parts = assemble_parts(self, handlers)
 
     # -- context management ------------------------------------------------------
 

@@ -211,10 +211,13 @@ class Suite:
         self.version = version
         self.root = cache / version
         self.entry = self.root / "node_modules" / PACKAGE / "dist" / "index.js"
+        #: Written once ``npm install`` has finished: an install that was cut short (a killed
+        #: run) leaves the package's own files without its dependencies, and is redone.
+        self.finished = self.root / ".installed"
 
     def installed_version(self) -> str | None:
         manifest = self.root / "node_modules" / PACKAGE / "package.json"
-        if not manifest.exists() or not self.entry.exists():
+        if not (manifest.exists() and self.entry.exists() and self.finished.exists()):
             return None
         return str(json.loads(manifest.read_text(encoding="utf-8")).get("version"))
 
@@ -227,6 +230,8 @@ class Suite:
             [*npm_command(), "install", "--prefix", str(self.root), "--no-audit", "--no-fund",
              "--loglevel=error", f"{PACKAGE}@{self.version}"],
             capture_output=True, text=True, timeout=INSTALL_TIMEOUT, cwd=self.root)
+        if done.returncode == 0:
+            self.finished.write_text(self.version, encoding="utf-8")
         if done.returncode != 0 or self.installed_version() != self.version:
             raise RuntimeError(f"npm install {PACKAGE}@{self.version} failed "
                                f"(exit {done.returncode}):\n{done.stderr[-3000:]}")

@@ -4,7 +4,7 @@ Run it with ``python -m mcp_nb.lab`` (``--help`` lists the knobs).  Each knob
 breaks one protocol rule on purpose, so a client's handling of that fault can be
 watched and tested.  Where to look:
 
-* :mod:`.session`: :class:`~mcp_nb.lab.session.LabSession`, the transport-free
+* :mod:`.session` and :mod:`.menus`: :class:`~mcp_nb.lab.menus.LabSession`, the transport-free
   protocol engine (receive, dispatch, respond; both eras);
 * :mod:`.features`: its handlers, one module per feature area (tools,
   resources, prompts and completion, logging, sampling/elicitation/roots,

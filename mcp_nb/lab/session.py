@@ -27,14 +27,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcp_nb.lab.eras import CACHEABLE_METHODS, MODERN_ONLY_METHODS, removed_method_note
-from mcp_nb.lab.features.apps import Apps
 from mcp_nb.lab.features.client_requests import ClientRequests
 from mcp_nb.lab.features.lifecycle import Lifecycle
 from mcp_nb.lab.features.logging import Logging
-from mcp_nb.lab.features.prompts import Prompts
-from mcp_nb.lab.features.resources import Resources
 from mcp_nb.lab.features.subscriptions import Subscriptions
-from mcp_nb.lab.features.tools import Tools
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.lab.rpc import Message, Request, RequestId, RpcError, Send, diag, is_request_id
 from mcp_nb.protocol.errors import (
@@ -314,18 +310,3 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class LabSession(Apps, Tools, Resources, Prompts, Engine):
-    """A session serving the lab's own menu (``--fixtures lab``, the default)."""
-
-
-def open_session(knobs: Knobs, send: Send, era: str | None = None,
-                 hang_up: Callable[[], None] | None = None) -> Engine:
-    """A session serving the menu ``--fixtures`` names."""
-    if knobs.fixtures == "conformance":
-        # Imported here: the conformance menu is large and only this profile needs it.
-        from mcp_nb.lab.fixtures import ConformanceSession
-
-        return ConformanceSession(knobs, send, era, hang_up)
-    return LabSession(knobs, send, era, hang_up)

@@ -13,9 +13,9 @@ import sys
 import threading
 
 from mcp_nb.lab.knobs import Knobs
+from mcp_nb.lab.menus import open_session
 from mcp_nb.lab.process import arrange_exits, crash_if_due, prepare_process
 from mcp_nb.lab.rpc import Message, diag, encode_message
-from mcp_nb.lab.session import open_session
 
 _GARBAGE = b"lab server banner: not JSON\n"
 #: Seconds that requests still running at stdin EOF get to finish and respond.

@@ -2,7 +2,7 @@
 
 h11 (a sans-I/O HTTP/1.1 state machine, the model for this kit's protocol core)
 parses and frames; anyio sockets move the bytes; the event loop is asyncio's,
-shared with the :class:`~mcp_nb.lab.session.LabSession` objects it serves.
+shared with the :class:`~mcp_nb.lab.menus.LabSession` objects it serves.
 The parts, one concern each:
 
 * :mod:`.wire`: one HTTP/1.1 connection (requests in, responses and SSE out);

@@ -7,7 +7,7 @@ import secrets
 
 from mcp_nb.lab.http.streams import EventStream, StreamStore
 from mcp_nb.lab.knobs import Knobs
-from mcp_nb.lab.session import open_session
+from mcp_nb.lab.menus import open_session
 
 #: Session numbers for --counter-session-ids (guessable on purpose).
 _NUMBERS = itertools.count(1)

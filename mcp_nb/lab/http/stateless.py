@@ -28,8 +28,8 @@ import anyio
 from mcp_nb.lab.http.streams import EventStream, current_stream, write_stream
 from mcp_nb.lab.http.wire import Connection, HttpRequest, error_body
 from mcp_nb.lab.knobs import Knobs
+from mcp_nb.lab.menus import open_session
 from mcp_nb.lab.rpc import Message, diag, encode_message, is_request_id
-from mcp_nb.lab.session import open_session
 from mcp_nb.protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
