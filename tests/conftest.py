@@ -43,6 +43,38 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SharedFixtureScheduling(config, log)
 
 
+#: What the inner loop (CONTRIBUTING.md: ``-m "not slow"``) leaves out, module by module, and
+#: why: each starts something that costs seconds per test and is covered by the full suite.
+SLOW_MODULES = {
+    "test_notebooks.py": "every chapter in a real kernel, twice (strict nbval, self-checks)",
+    "test_browser.py": "JupyterLab and Notebook 7 in Chromium",
+    "test_browser_auth.py": "JupyterLab in Chromium, a person authorizing",
+    "test_apps_browser.py": "MCP Apps in JupyterLab in Chromium",
+    "test_conformance_suite.py": "the official conformance suite (npm), every scenario",
+    "test_auth_conformance.py": "the conformance suite's authorization scenarios",
+    "test_conformance_kernel.py": "conformance scenarios typed as magics into a real kernel",
+    "test_check_conformance.py": "the checkup beside the conformance suite",
+    "test_check_peers.py": "the checkup on npm and PyPI servers",
+    "test_python_versions.py": "a virtual environment per other CPython",
+    "test_binder.py": "builds the Binder environment from the index",
+    "test_open_command.py": "README's open command in a fresh virtual environment",
+    "test_benchmarks_smoke.py": "the benchmarks, fastmcp's own environment included",
+    "test_docs.py": "the Sphinx build, notebooks included",
+    "test_interop_oidc.py": "oidc-provider (npm) in front of an SDK server",
+    "test_http_everything.py": "server-everything from npm",
+    "test_replay_everything.py": "server-everything from npm, recorded and replayed",
+    "test_recording_export.py": "exported tests run by pytest in subprocesses",
+    "test_kernel.py": "sessions in a real kernel",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 #: Peer servers run as subprocesses; importing one (--doctest-modules would) starts it.
 collect_ignore = ["peers"]
 
