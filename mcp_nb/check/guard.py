@@ -8,7 +8,7 @@ status 2 (unless a MUST failed: 1), so CI tells "down" or "checkup bug" from "br
 
 Example (what the runner does with it)::
 
-    group.start_soon(self.guarded, self.lifecycle, main, connect_error)
+    group.start_soon(self.guarded, ("lifecycle.",), self.lifecycle, main, connect_error)
     ...
     results = [self.results.get(c) or self.unfinished(c) for c in CHECKS]
 """
@@ -38,24 +38,28 @@ class CheckGuard(CheckupCore):
     connection: str | None = None
 
     @property
-    def crashes(self) -> list[str]:
-        """The tracebacks of the groups of checks that raised, in order."""
+    def crashes(self) -> list[tuple[tuple[str, ...], str]]:
+        """The groups of checks that raised: the check ids (or id prefixes) each owns, and
+        its traceback, in order."""
         return self.__dict__.setdefault("_crashes", [])
 
-    async def guarded(self, run: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        """``await run(*args)``; an exception is kept (cancellation is not an exception)."""
+    async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
+                      *args: Any) -> None:
+        """``await run(*args)``, a group of checks owning the ids (or prefixes) ``owns``; an
+        exception is kept for them (cancellation is no exception: it passes)."""
         try:
             await run(*args)
         except Exception:
-            self.crashes.append(traceback.format_exc())
+            self.crashes.append((owns, traceback.format_exc()))
 
     def unfinished(self, check_id: str) -> Result:
-        """A check no group gave a verdict: *error* when a group crashed, else not reached."""
-        if self.crashes:
-            last = self.crashes[-1].strip().splitlines()[-1]
+        """A check left without a verdict: *error* when the group owning it crashed."""
+        crashed = [t for owns, t in self.crashes if check_id.startswith(owns)]
+        if crashed:
+            last = crashed[-1].strip().splitlines()[-1]
             return Result.make(CHECKS[check_id], "error", _(
                 "the checkup crashed before this check had a verdict: {error}").format(
-                error=last), [{"traceback": t} for t in self.crashes])
+                error=last), [{"traceback": t} for t in crashed])
         return Result.make(CHECKS[check_id], "not-applicable", "not reached")
 
     def unreached(self, problem: str, started: float, evidence: list[dict[str, Any]],

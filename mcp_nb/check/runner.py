@@ -37,6 +37,7 @@ from .apps_rules import check_apps
 from .features import FeatureChecks
 from .guard import CheckGuard
 from .guard import now as _now
+from .handshake_features import HANDSHAKE_FEATURE_CHECKS
 from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
@@ -47,6 +48,12 @@ from .stateless_rules import judge_stateless
 
 # Target is named from here by the %mcp check magic (mcp_nb.notebook.magics.check).
 __all__ = ["Target", "run_checkup"]
+
+
+#: The checks (ids or id prefixes) each group owns: a crash is their error (see guard.py).
+_FEATURES = ("capabilities.", "tools.", "lists.pagination", "resources.", "prompts.",
+             "completion.", "logging.", "stateless.")
+_JSONRPC = ("jsonrpc.ids", "jsonrpc.error-codes", "jsonrpc.messages")
 
 
 class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
@@ -77,19 +84,24 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                 return self.unreached(problem, started, [], None)
             async with anyio.create_task_group() as group:
                 if connect_error is None:
-                    group.start_soon(self.guarded, self.features, main)
-                group.start_soon(self.guarded, self.lifecycle, main, connect_error)
+                    group.start_soon(self.guarded, _FEATURES, self.features, main)
+                group.start_soon(self.guarded, ("lifecycle.", *HANDSHAKE_FEATURE_CHECKS),
+                                 self.lifecycle, main, connect_error)
                 if is_url(self.target):
-                    group.start_soon(self.guarded, check_http, self, self.target)
+                    group.start_soon(self.guarded, ("http.", "auth.", "stateless."),
+                                     check_http, self, self.target)
                 if connect_error is None:
-                    group.start_soon(self.guarded, check_apps, self, self.new_apps_session,
-                                     main)
-            for judge in (lambda: judge_jsonrpc(self, self.sessions), self.list_changed,
-                          lambda: connect_error is None and judge_stateless(self, main)):
-                await self.guarded(_now, judge)
+                    group.start_soon(self.guarded, ("apps.",), check_apps, self,
+                                     self.new_apps_session, main)
+            for owns, judge in (
+                    (_JSONRPC, lambda: judge_jsonrpc(self, self.sessions)),
+                    (("lists.list-changed",), self.list_changed),
+                    (("stateless.",),
+                     lambda: connect_error is None and judge_stateless(self, main))):
+                await self.guarded(owns, _now, judge)
             self.left_unanswered()
         # Every session is closed now: how each stdio server took its stdin closing is known.
-        await self.guarded(_now, self.shutdown)
+        await self.guarded(("lifecycle.shutdown",), _now, self.shutdown)
         return self.report(main, connect_error, started)
 
     async def open_main(self, stack: contextlib.AsyncExitStack
