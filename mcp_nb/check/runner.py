@@ -42,7 +42,7 @@ from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import CHECKS, Report, Result, transcript_evidence
-from .preflight import how_to_point, preflight_http
+from .preflight import preflight_http
 from .sessions import Target, describe, is_url, session_factory
 from .stateless_rules import judge_stateless
 
@@ -76,10 +76,11 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                                       reach.unauthorized)
         async with contextlib.AsyncExitStack() as stack:
             main, connect_error = await self.open_main(stack)
-            if connect_error is not None and not _reached(main):
-                # Nothing MCP ever answered: the process could not start, or exited first.
+            if connect_error is not None and not is_url(self.target) and not _reached(main):
+                # Nothing MCP ever answered: the process could not start, or exited first (a
+                # URL's first answer was classified by the pre-flight: a 401 is MCP's).
                 problem = _("the server never answered ({error}); {how}").format(
-                    error=connect_error, how=_stdio_hint(self.target))
+                    error=connect_error, how=_stdio_hint())
                 self.connection = problem
                 return self.unreached(problem, started, [], None)
             async with anyio.create_task_group() as group:
@@ -183,9 +184,7 @@ def _exited_on_discover(session: ClientSession) -> bool:
             and any(e.kind == "exited" for e in session.transport_events))
 
 
-def _stdio_hint(target: Target) -> str:
-    if is_url(target):
-        return how_to_point()
+def _stdio_hint() -> str:
     return _("check that the command starts the server by hand (its path, its arguments, "
              "the environment and working directory it needs: --config FILE NAME gives "
              "them)")
