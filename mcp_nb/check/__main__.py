@@ -1,4 +1,5 @@
-"""``python -m mcp_nb.check TARGET``: run the checkup; exit 1 when any MUST failed.
+"""``python -m mcp_nb.check TARGET``: run the checkup; exit 1 when any MUST failed, 2 when
+none did but a check crashed (error) or the connection never reached MCP (could not check).
 
 TARGET is a URL (Streamable HTTP) or a command (one quoted argument, or the words
 after ``--``): ``python -m mcp_nb.check -- python -m mcp_nb.lab``; or, with
@@ -36,8 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mcp_nb.check",
         description="Check an MCP server against the spec: each rule pass / fail / warn / "
-                    "not applicable, with the exchange that shows it. Exit status 1 when a "
-                    "MUST failed (with --diff: when a MUST regressed).")
+                    "not applicable, with the exchange that shows it (error: a check crashed; "
+                    "could not check: the connection never reached MCP). Exit status 0: no "
+                    "MUST failed; 1: a MUST failed (with --diff: regressed); 2: no MUST "
+                    "failed, but a check crashed or could not check (or the arguments or a "
+                    "saved report are wrong).")
     parser.add_argument("target", nargs="*",
                         help="a URL, or the server's command; with --config, an mcpServers "
                              "entry's name")

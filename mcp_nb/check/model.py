@@ -2,8 +2,9 @@
 
 A :class:`Check` enforces one :class:`SpecRule` (revision, section, level and the
 spec's own words).  Running it yields a :class:`Result` whose outcome is pass,
-fail, warn or not-applicable, with the evidence (transcript entries or an HTTP
-exchange) and a one-line fix.  The level is kept apart as DESIGN.md asks: a
+fail, warn or not-applicable (verdicts on the server), or error (the check itself crashed)
+or could-not-check (the connection never reached MCP), with the evidence (transcript
+entries or an HTTP exchange) and a one-line fix.  The level is kept apart as DESIGN.md asks: a
 SHOULD or a MAY can only warn, and :meth:`Result.make` enforces that so no check
 can turn a recommendation into a failure by mistake.
 
@@ -25,8 +26,11 @@ from ..i18n import N_, _
 from ..protocol.findings import SPEC_BASE_URL
 
 Level = Literal["MUST", "SHOULD", "MAY"]
-Outcome = Literal["pass", "fail", "warn", "not-applicable"]
-OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "not-applicable")
+Outcome = Literal["pass", "fail", "warn", "not-applicable", "error", "could-not-check"]
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "not-applicable", "error",
+                                 "could-not-check")
+#: Outcomes that are no verdict on the server: the checkup could not judge (exit status 2).
+UNJUDGED: tuple[Outcome, ...] = ("error", "could-not-check")
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,9 @@ class Report:
     seconds: float
     #: Tools the checkup was allowed to call (``--call-tools``).
     allowed_tools: list[str] = field(default_factory=list)
+    #: What the connection did that the reader must know: the redirect followed, or why
+    #: it never reached MCP and how to point the checkup at the server (else None).
+    connection: str | None = None
 
     @property
     def counts(self) -> Counter[str]:
@@ -137,8 +144,11 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        """1 when any MUST failed, else 0 (warnings never fail a CI job)."""
-        return 1 if self.failed else 0
+        """1 when any MUST failed; else 2 when a check crashed (error) or the connection never
+        reached MCP (could-not-check); else 0 (warnings never fail a CI job)."""
+        if self.failed:
+            return 1
+        return 2 if any(r.outcome in UNJUDGED for r in self.results) else 0
 
     def by_area(self) -> dict[str, list[Result]]:
         areas: dict[str, list[Result]] = {}
@@ -153,7 +163,7 @@ class Report:
         return {
             "target": self.target, "era": self.era, "version": self.version,
             "server": self.server, "seconds": round(self.seconds, 3),
-            "allowedTools": self.allowed_tools,
+            "allowedTools": self.allowed_tools, "connection": self.connection,
             "counts": {outcome: self.counts.get(outcome, 0) for outcome in OUTCOMES},
             "exitStatus": self.exit_status,
             "results": [r.to_dict() for r in self.results],

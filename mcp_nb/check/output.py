@@ -14,11 +14,12 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..protocol.plaintext import plain_text
-from .model import Report, Result
+from .model import UNJUDGED, Report, Result
 
-MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A "}
+MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A ",
+         "error": "ERR ", "could-not-check": "CNC "}
 # XML 1.0 cannot carry most C0 controls, lone surrogates, U+FFFE/U+FFFF at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -30,6 +31,8 @@ def text_summary(report: Report) -> str:
         f"mcp_nb checkup of {report.target}: {server.get('name', '?')} "
         f"{server.get('version', '')} — era {report.era}, version {report.version}, "
         f"{report.seconds:.2f} s", one_line=True)]
+    if report.connection:
+        lines.append(plain_text(f"connection: {report.connection}", one_line=True))
     for result in report.results:
         rule = result.check.rule
         lines.append(plain_text(f"{MARKS[result.outcome]} {result.check.id} [{rule.level}] "
@@ -38,10 +41,21 @@ def text_summary(report: Report) -> str:
             lines.append(f"     fix: {result.check.shown_fix}")
             lines.append(f"     rule: {rule.url}")
     lines.append(f"{counts['pass']} passed, {counts['fail']} failed (MUST), {counts['warn']} "
-                 f"warned, {counts['not-applicable']} not applicable")
+                 f"warned, {counts['not-applicable']} not applicable"
+                 + "".join(f", {part}" for part in [unjudged_counts(report, translated=False)]
+                           if part))
     if not report.allowed_tools:
         lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
     return "\n".join(lines)
+
+
+def unjudged_counts(report: Report, *, translated: bool = True) -> str:
+    """"1 error, 56 could not check": the checks the checkup could not judge, or "" when
+    there is none (``translated``: in the kit's language; the text summary stays English)."""
+    counts = report.counts
+    words = {"error": N_("{count} error"), "could-not-check": N_("{count} could not check")}
+    return ", ".join((_(words[o]) if translated else words[o]).format(count=counts[o])
+                     for o in UNJUDGED if counts[o])
 
 
 def to_json(report: Report) -> str:
@@ -53,14 +67,17 @@ def _xml_text(value: Any) -> str:
 
 
 def junit_xml(report: Report) -> str:
-    """One testsuite per area, one testcase per check; a failed MUST is a <failure>."""
+    """One testsuite per area, one testcase per check; a failed MUST is a <failure>, a check
+    that crashed or could not check is an <error> (CI tells "broken" from "down")."""
     counts = report.counts
     root = ET.Element("testsuites", name="mcp_nb checkup", tests=str(len(report.results)),
-                      failures=str(counts["fail"]), time=f"{report.seconds:.3f}")
+                      failures=str(counts["fail"]),
+                      errors=str(sum(counts[o] for o in UNJUDGED)), time=f"{report.seconds:.3f}")
     for area, results in report.by_area().items():
         suite = ET.SubElement(root, "testsuite", name=f"checkup.{area}",
                               tests=str(len(results)),
                               failures=str(sum(r.outcome == "fail" for r in results)),
+                              errors=str(sum(r.outcome in UNJUDGED for r in results)),
                               skipped=str(sum(r.outcome == "not-applicable" for r in results)))
         for result in results:
             case = ET.SubElement(suite, "testcase", classname=f"checkup.{area}",
@@ -72,6 +89,8 @@ def junit_xml(report: Report) -> str:
                              [:4000])
             if result.outcome == "fail":
                 ET.SubElement(case, "failure", message=message, type="MUST").text = body
+            elif result.outcome in UNJUDGED:
+                ET.SubElement(case, "error", message=message, type=result.outcome).text = body
             elif result.outcome == "not-applicable":
                 ET.SubElement(case, "skipped", message=message)
             elif result.outcome == "warn":
@@ -169,9 +188,14 @@ def html_report(report: Report, *, stable: bool = False) -> str:
                 "applicable — {seconds} s").format(
         passed=counts["pass"], failed=counts["fail"], warned=counts["warn"],
         skipped=counts["not-applicable"], seconds=f"{report.seconds:.2f}")
+    if unjudged_counts(report):
+        summary += f"; {unjudged_counts(report)}"
     headings = "".join(f"<th>{html.escape(h)}</th>" for h in
                        ("", _("check"), _("rule"), _("observed"), _("evidence")))
-    return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}</p>'
+    connection = (f"<br>{html.escape(_('connection:'))} {html.escape(report.connection)}"
+                  if report.connection else "")
+    return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}'
+            f"{connection}</p>"
             f"<table><tr>{headings}</tr>{''.join(rows)}</table></div>")
 
 

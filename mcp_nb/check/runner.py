@@ -31,52 +31,115 @@ from collections.abc import Mapping, Sequence
 import anyio
 
 from ..client import ClientSession
+from ..i18n import _
 from ..protocol.errors import McpError
 from .apps_rules import check_apps
 from .features import FeatureChecks
+from .guard import CheckGuard
+from .guard import now as _now
+from .handshake_features import HANDSHAKE_FEATURE_CHECKS
 from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
-from .model import CHECKS, Report, Result
-from .sessions import Target, describe, is_url
+from .model import CHECKS, Report, Result, transcript_evidence
+from .preflight import preflight_http
+from .sessions import Target, describe, is_url, session_factory
 from .stateless_rules import judge_stateless
 
 # Target is named from here by the %mcp check magic (mcp_nb.notebook.magics.check).
 __all__ = ["Target", "run_checkup"]
 
 
-class _Checkup(LifecycleChecks, FeatureChecks):
+#: The checks (ids or id prefixes) each group owns: a crash is their error (see guard.py).
+_FEATURES = ("capabilities.", "tools.", "lists.pagination", "resources.", "prompts.",
+             "completion.", "logging.", "stateless.")
+_JSONRPC = ("jsonrpc.ids", "jsonrpc.error-codes", "jsonrpc.messages")
+
+
+class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
     """Every check of the checkup, run against one target: the phases and the report."""
+
+    #: The first main session, when its server exited on the server/discover probe.
+    discover_exit: ClientSession | None = None
 
     async def run(self) -> Report:
         started = time.monotonic()
+        if is_url(self.target):
+            reach = await preflight_http(self.target, self.timeout)
+            self.connection = reach.connection
+            if reach.url != self.target:  # a same-origin redirect followed: check there
+                self.target = reach.url
+                self.new_session = session_factory(reach.url, self.timeout)
+                self.new_apps_session = session_factory(reach.url, self.timeout, apps=True)
+            if reach.problem is not None:
+                return self.unreached(reach.problem, started, reach.evidence,
+                                      reach.unauthorized)
         async with contextlib.AsyncExitStack() as stack:
-            main = self.target if isinstance(self.target, ClientSession) else None
-            connect_error: Exception | None = None
-            if main is None:
-                assert self.new_session is not None
-                main = self.new_session()
-                try:
-                    await stack.enter_async_context(main)
-                    await main.connect(era="auto")
-                except McpError as exc:
-                    connect_error = exc
-            self.sessions.append(("main", main))
+            main, connect_error = await self.open_main(stack)
+            if connect_error is not None and not is_url(self.target) and not _reached(main):
+                # Nothing MCP ever answered: the process could not start, or exited first (a
+                # URL's first answer was classified by the pre-flight: a 401 is MCP's).
+                problem = _("the server never answered ({error}); {how}").format(
+                    error=connect_error, how=_stdio_hint())
+                self.connection = problem
+                return self.unreached(problem, started, [], None)
             async with anyio.create_task_group() as group:
                 if connect_error is None:
-                    group.start_soon(self.features, main)
-                group.start_soon(self.lifecycle, main, connect_error)
+                    group.start_soon(self.guarded, _FEATURES, self.features, main)
+                group.start_soon(self.guarded, ("lifecycle.", *HANDSHAKE_FEATURE_CHECKS),
+                                 self.lifecycle, main, connect_error)
                 if is_url(self.target):
-                    group.start_soon(check_http, self, self.target)
+                    group.start_soon(self.guarded, ("http.", "auth.", "stateless."),
+                                     check_http, self, self.target)
                 if connect_error is None:
-                    group.start_soon(check_apps, self, self.new_apps_session, main)
-            judge_jsonrpc(self, self.sessions)
-            self.list_changed()
-            if connect_error is None:
-                judge_stateless(self, main)
+                    group.start_soon(self.guarded, ("apps.",), check_apps, self,
+                                     self.new_apps_session, main)
+            for owns, judge in (
+                    (_JSONRPC, lambda: judge_jsonrpc(self, self.sessions)),
+                    (("lists.list-changed",), self.list_changed),
+                    (("stateless.",),
+                     lambda: connect_error is None and judge_stateless(self, main))):
+                await self.guarded(owns, _now, judge)
+            self.left_unanswered()
         # Every session is closed now: how each stdio server took its stdin closing is known.
-        self.shutdown()
+        await self.guarded(("lifecycle.shutdown",), _now, self.shutdown)
         return self.report(main, connect_error, started)
+
+    async def open_main(self, stack: contextlib.AsyncExitStack
+                        ) -> tuple[ClientSession, Exception | None]:
+        """The main session, connected (or why not).  A stdio server that exits on the
+        ``server/discover`` probe is started again and spoken to in the handshake era: the
+        handshake checks then judge the handshake, and :meth:`left_unanswered` the exit."""
+        if isinstance(self.target, ClientSession):
+            self.sessions.append(("main", self.target))
+            return self.target, None
+        connect_error: Exception | None = None
+        for era in ("auto", "handshake"):
+            assert self.new_session is not None
+            main = self.new_session()
+            try:
+                await stack.enter_async_context(main)
+                await main.connect(era=era)  # type: ignore[arg-type]
+            except McpError as exc:
+                connect_error = exc
+            else:
+                connect_error = None
+            if era == "auto" and connect_error is not None and _exited_on_discover(main):
+                self.discover_exit = main
+                continue
+            break
+        self.sessions.append(("main", main))
+        return main, connect_error
+
+    def left_unanswered(self) -> None:
+        """jsonrpc.ids when the server exited on server/discover instead of answering it."""
+        if self.discover_exit is None:
+            return
+        exited = next(e for e in self.discover_exit.transport_events if e.kind == "exited")
+        self.put("jsonrpc.ids", "fail", _(
+            "server/discover was left unanswered: the server process exited ({detail}); a "
+            "server that does not know a method answers -32601").format(detail=exited.detail),
+            [transcript_evidence("discover", e) for e in self.discover_exit.transcript][:5])
 
     def report(self, main: ClientSession, connect_error: Exception | None,
                started: float) -> Report:
@@ -101,11 +164,30 @@ class _Checkup(LifecycleChecks, FeatureChecks):
             era=main.era.value if connect_error is None and main.era is not None else None,
             version=main.negotiated_version if connect_error is None else None,
             server=server.model_dump(exclude_none=True) if server is not None else None,
-            results=[self.results.get(c) or Result.make(CHECKS[c], "not-applicable",
-                                                        "not reached") for c in CHECKS],
+            results=[self.results.get(c) or self.unfinished(c) for c in CHECKS],
             seconds=time.monotonic() - started,
             allowed_tools=["all"] if self.call_all else self.allowed,
+            connection=self.connection,
         )
+
+
+def _reached(session: ClientSession) -> bool:
+    """Whether anything MCP came back on the session (a message, even an error)."""
+    return any(e.direction == "recv" for e in session.transcript)
+
+
+def _exited_on_discover(session: ClientSession) -> bool:
+    """The stdio server exited with server/discover sent and nothing answered."""
+    return (session.transport.kind == "stdio" and not _reached(session)
+            and any(e.direction == "send" and e.method == "server/discover"
+                    for e in session.transcript)
+            and any(e.kind == "exited" for e in session.transport_events))
+
+
+def _stdio_hint() -> str:
+    return _("check that the command starts the server by hand (its path, its arguments, "
+             "the environment and working directory it needs: --config FILE NAME gives "
+             "them)")
 
 
 async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),

@@ -30,8 +30,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..check.model import OUTCOMES, Report, Result
-from ..check.output import MARKS, html_report, report_header
+from ..check.model import OUTCOMES, UNJUDGED, Report, Result
+from ..check.output import MARKS, html_report, report_header, unjudged_counts
 from ..client.session import ClientSession
 from ..i18n import N_, _
 from . import render
@@ -39,16 +39,22 @@ from .described import _Described
 from .transcript_view import TranscriptView
 
 #: The order rows are listed in: what needs attention first.
-_ORDER = {"fail": 0, "warn": 1, "pass": 2, "not-applicable": 3}
+_ORDER = {"fail": 0, "error": 1, "could-not-check": 2, "warn": 3, "pass": 4,
+          "not-applicable": 5}
 OUTCOME_LABELS = {"pass": N_("pass"), "fail": N_("fail"), "warn": N_("warn"),
-                  "not-applicable": N_("not applicable")}
+                  "not-applicable": N_("not applicable"), "error": N_("error"),
+                  "could-not-check": N_("could not check")}
+#: What the "problems" filter lets through: failures, warnings, and what was not judged.
+_PROBLEMS = ("fail", "warn", *UNJUDGED)
 
 
 def _counts(report: Report) -> str:
     counts = report.counts
-    return _("{passed} passed, {failed} failed (MUST), {warned} warned, {skipped} not "
+    text = _("{passed} passed, {failed} failed (MUST), {warned} warned, {skipped} not "
              "applicable").format(passed=counts["pass"], failed=counts["fail"],
                                   warned=counts["warn"], skipped=counts["not-applicable"])
+    unjudged = unjudged_counts(report)
+    return f"{text}; {unjudged}" if unjudged else text
 
 
 def summary_html(report: Report) -> str:
@@ -58,7 +64,14 @@ def summary_html(report: Report) -> str:
     rows.append((_("all"), *(report.counts.get(o, 0) for o in OUTCOMES)))
     header = (_("area"), *(_(OUTCOME_LABELS[o]) for o in OUTCOMES))
     return (f"{render.STYLE}<div class=\"mcpnb\"><p><b>{render.esc(report_header(report))}</b><br>"
-            f"{render.esc(_counts(report))}</p></div>" + render.table_html(header, rows))
+            f"{render.esc(_counts(report))}{_connection(report)}</p></div>"
+            + render.table_html(header, rows))
+
+
+def _connection(report: Report) -> str:
+    if not report.connection:
+        return ""
+    return f"<br>{render.esc(_('connection:'))} {render.esc(report.connection)}"
 
 
 def _evidence_label(item: Mapping[str, Any]) -> str:
@@ -156,7 +169,7 @@ class CheckView(_Described, w.VBox):
         self._sessions = dict(sessions or {})
         self.summary = w.HTML(summary_html(report))
         self.outcome = w.ToggleButtons(
-            options=[(_("all"), "all"), (_("failures and warnings"), "problems"),
+            options=[(_("all"), "all"), (_("problems"), "problems"),
                      *((_(OUTCOME_LABELS[o]), o) for o in OUTCOMES)],
             value="all", description=_("outcome"))
         self.area = w.Dropdown(options=[(_("all areas"), ""),
@@ -178,7 +191,7 @@ class CheckView(_Described, w.VBox):
         outcome, area = self.outcome.value, self.area.value
         chosen = [r for r in self.report.results
                   if (outcome == "all" or r.outcome == outcome
-                      or (outcome == "problems" and r.outcome in ("fail", "warn")))
+                      or (outcome == "problems" and r.outcome in _PROBLEMS))
                   and (not area or r.check.area == area)]
         return sorted(chosen, key=lambda r: _ORDER[r.outcome])  # stable: report order kept
 
@@ -207,8 +220,10 @@ class CheckView(_Described, w.VBox):
         """The header, one line per failure or warning, the counts (each line one line: a
         server's newline cannot forge another)."""
         lines = [report_header(self.report)]
+        if self.report.connection:
+            lines.append(f"{_('connection:')} {self.report.connection}")
         lines += [f"{MARKS[r.outcome]} {r.check.id} [{r.check.rule.level}] {r.detail}"
-                  for r in self.report.results if r.outcome in ("fail", "warn")]
+                  for r in self.report.results if r.outcome in _PROBLEMS]
         lines.append(_counts(self.report))
         return "\n".join(render.plain(line, one_line=True) for line in lines)
 

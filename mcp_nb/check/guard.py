@@ -1,0 +1,79 @@
+"""What the checkup could not judge: a check that crashed, and a target it never reached.
+
+DESIGN.md's taxonomy keeps the checkup's own trouble apart from the server's: an
+exception inside a group of checks is *error* for each check that group left without
+a verdict (its traceback is the evidence), and the other groups run on; a connection
+that never reached MCP makes every check *could not check*.  Either makes the exit
+status 2 (unless a MUST failed: 1), so CI tells "down" or "checkup bug" from "broken".
+
+Example (what the runner does with it)::
+
+    group.start_soon(self.guarded, ("lifecycle.",), self.lifecycle, main, connect_error)
+    ...
+    results = [self.results.get(c) or self.unfinished(c) for c in CHECKS]
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..i18n import _
+from .model import CHECKS, Report, Result
+from .recorder import CheckupCore
+from .sessions import describe
+
+
+async def now(judge: Callable[[], Any]) -> None:
+    """A synchronous judge as an awaitable (so :meth:`CheckGuard.guarded` can run it)."""
+    judge()
+
+
+class CheckGuard(CheckupCore):
+    """Runs groups of checks so one's crash is its checks' *error*, not the checkup's end."""
+
+    #: What the connection did that the report must say (a redirect; why MCP was not reached).
+    connection: str | None = None
+
+    @property
+    def crashes(self) -> list[tuple[tuple[str, ...], str]]:
+        """The groups of checks that raised: the check ids (or id prefixes) each owns, and
+        its traceback, in order."""
+        return self.__dict__.setdefault("_crashes", [])
+
+    async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
+                      *args: Any) -> None:
+        """``await run(*args)``, a group of checks owning the ids (or prefixes) ``owns``; an
+        exception is kept for them (cancellation is no exception: it passes)."""
+        try:
+            await run(*args)
+        except Exception:
+            self.crashes.append((owns, traceback.format_exc()))
+
+    def unfinished(self, check_id: str) -> Result:
+        """A check left without a verdict: *error* when the group owning it crashed."""
+        crashed = [t for owns, t in self.crashes if check_id.startswith(owns)]
+        if crashed:
+            last = crashed[-1].strip().splitlines()[-1]
+            return Result.make(CHECKS[check_id], "error", _(
+                "the checkup crashed before this check had a verdict: {error}").format(
+                error=last), [{"traceback": t} for t in crashed])
+        return Result.make(CHECKS[check_id], "not-applicable", "not reached")
+
+    def unreached(self, problem: str, started: float, evidence: list[dict[str, Any]],
+                  unauthorized: str | None) -> Report:
+        """The report when the connection never reached MCP: every check could not check
+        (a 401 without Protected Resource Metadata is auth.discovery's warning: authorization
+        is optional, so it is never a failed MUST)."""
+        self.connection = problem if self.connection is None else self.connection
+        results = [Result.make(check, "could-not-check", problem, evidence)
+                   for check in CHECKS.values()]
+        if unauthorized is not None:
+            results = [Result(r.check, "warn", unauthorized, evidence)
+                       if r.check.id == "auth.discovery" else r for r in results]
+        return Report(target=describe(self.target), era=None, version=None, server=None,
+                      results=results, seconds=time.monotonic() - started,
+                      allowed_tools=["all"] if self.call_all else self.allowed,
+                      connection=self.connection)
