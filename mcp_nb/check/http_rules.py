@@ -71,12 +71,16 @@ class HttpProbe:
         return answer
 
     async def get(self, headers: dict[str, str], window: float) -> Answer:
-        """A GET read for at most ``window`` seconds (an SSE stream may stay open)."""
+        """A GET read for at most ``window`` seconds (an SSE stream may stay open).
+
+        What an open stream delivered within the window is kept: a server that
+        keeps the stream open after a replay is judged on what it replayed.
+        """
         sent = {"Accept": "text/event-stream", **headers}
         async with self.client.stream("GET", self.url, headers=sent) as response:
             answer = Answer(response.status_code, response.headers, None, "", {})
             with anyio.move_on_after(window):
-                answer = await _read(response, None, until_answer=False)
+                await _read(response, None, until_answer=False, into=answer)
         answer.evidence = http_evidence("GET", self.url, sent, None, answer.status,
                                         answer.headers, answer.text)
         return answer
@@ -91,9 +95,13 @@ class HttpProbe:
                                     response.headers, response.text))
 
 
-async def _read(response: httpx.Response, wanted: Any, *, until_answer: bool) -> Answer:
-    """The answer's body: JSON, or SSE events (up to the message answering ``wanted``)."""
-    answer = Answer(response.status_code, response.headers, None, "", {})
+async def _read(response: httpx.Response, wanted: Any, *, until_answer: bool,
+                into: Answer | None = None) -> Answer:
+    """The answer's body: JSON, or SSE events (up to the message answering ``wanted``).
+
+    Read into ``into`` when given, so a read cut short (a window ending) keeps what
+    had arrived."""
+    answer = into or Answer(response.status_code, response.headers, None, "", {})
     if answer.content_type != "text/event-stream":
         answer.text = (await response.aread()).decode("utf-8", "replace")[:100_000]
         with contextlib.suppress(ValueError):
@@ -323,6 +331,10 @@ async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
     if foreign:
         checkup.put("http.resumption", "fail", f"resuming ping's stream (id {ping_id}) replayed "
                     f"the response to id {foreign[0].get('id')!r}, another stream's", evidence)
+    elif not resumed.messages:
+        checkup.skip(["http.resumption"], f"GET with Last-Event-ID {ping.event_ids[0]!r} "
+                     f"answered 200 but replayed no message within {REPLAY_WINDOW:g} s: "
+                     "nothing to judge")
     else:
         checkup.put("http.resumption", "pass", f"resuming after {ping.event_ids[0]!r} replayed "
                     f"{len(resumed.messages)} message(s), all of ping's stream", evidence)
