@@ -126,6 +126,8 @@ class Report:
     seconds: float
     #: Tools the checkup was allowed to call (``--call-tools``).
     allowed_tools: list[str] = field(default_factory=list)
+    #: Every request the checkup sent, in order per session (:mod:`mcp_nb.check.sent`).
+    requests_sent: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def counts(self) -> Counter[str]:
@@ -157,6 +159,7 @@ class Report:
             "counts": {outcome: self.counts.get(outcome, 0) for outcome in OUTCOMES},
             "exitStatus": self.exit_status,
             "results": [r.to_dict() for r in self.results],
+            "requestsSent": self.requests_sent,
         }
 
 

@@ -17,13 +17,15 @@ from typing import Any
 from ..i18n import _
 from ..protocol.plaintext import plain_text
 from .model import Report, Result
+from .sent import sent_count, sent_html, sent_label
 
 MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A "}
 # XML 1.0 cannot carry most C0 controls, lone surrogates, U+FFFE/U+FFFF at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def text_summary(report: Report) -> str:
+def text_summary(report: Report, *, show_requests: bool = False) -> str:
+    """The report as text; ``show_requests`` lists every request sent (else it is counted)."""
     counts = report.counts
     server = report.server or {}
     lines = [plain_text(
@@ -41,6 +43,10 @@ def text_summary(report: Report) -> str:
                  f"warned, {counts['not-applicable']} not applicable")
     if not report.allowed_tools:
         lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
+    lines.append(sent_count(report.requests_sent) + ("" if show_requests else
+                                                     _(" (list them with --show-requests)")))
+    if show_requests:
+        lines += [plain_text("  " + sent_label(i), one_line=True) for i in report.requests_sent]
     return "\n".join(lines)
 
 
@@ -172,7 +178,8 @@ def html_report(report: Report, *, stable: bool = False) -> str:
     headings = "".join(f"<th>{html.escape(h)}</th>" for h in
                        ("", _("check"), _("rule"), _("observed"), _("evidence")))
     return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}</p>'
-            f"<table><tr>{headings}</tr>{''.join(rows)}</table></div>")
+            f"<table><tr>{headings}</tr>{''.join(rows)}</table>"
+            f"{sent_html(report.requests_sent, stable=stable)}</div>")
 
 
 class DisplayedReport:

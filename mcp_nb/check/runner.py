@@ -38,6 +38,7 @@ from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import CHECKS, Report, Result
+from .sent import session_requests
 from .sessions import Target, describe, is_url
 from .stateless_rules import judge_stateless
 
@@ -48,10 +49,16 @@ __all__ = ["Target", "run_checkup"]
 class _Checkup(LifecycleChecks, FeatureChecks):
     """Every check of the checkup, run against one target: the phases and the report."""
 
+    #: id(session) → its first transcript position that is the checkup's own.
+    since: dict[int, int]
+
     async def run(self) -> Report:
         started = time.monotonic()
+        self.since = {}
         async with contextlib.AsyncExitStack() as stack:
             main = self.target if isinstance(self.target, ClientSession) else None
+            if main is not None:  # an open session: what it sent before is not the checkup's
+                self.since[id(main)] = main.transcript.next_seq
             connect_error: Exception | None = None
             if main is None:
                 assert self.new_session is not None
@@ -105,17 +112,24 @@ class _Checkup(LifecycleChecks, FeatureChecks):
                                                         "not reached") for c in CHECKS],
             seconds=time.monotonic() - started,
             allowed_tools=["all"] if self.call_all else self.allowed,
+            requests_sent=[*session_requests(self.sessions, self.since), *self.http_requests],
         )
 
 
 async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),
                       timeout: float = 10.0, env: Mapping[str, str] | None = None,
-                      cwd: str | None = None) -> Report:
+                      cwd: str | None = None, prompts_get: bool = True,
+                      template_reads: bool = True) -> Report:
     """Run every check against ``target`` and return the :class:`Report`.
 
     ``call_tools``: the tools the checkup may call (names, a comma-separated
     string, or ``"all"``); none by default.  ``timeout`` bounds each request.
     ``env`` and ``cwd``: the environment and working directory a stdio server
     is started with (an ``mcpServers`` entry's), else the kernel's.
+    ``prompts_get=False`` sends no ``prompts/get`` and ``template_reads=False``
+    no request built from a resource template: reads by the spec, in which a
+    server may still do I/O.  The report lists every request sent
+    (``Report.requests_sent``).
     """
-    return await _Checkup(target, call_tools, timeout, env=env, cwd=cwd).run()
+    return await _Checkup(target, call_tools, timeout, env=env, cwd=cwd,
+                          prompts_get=prompts_get, template_reads=template_reads).run()
