@@ -51,6 +51,7 @@ async def test_every_request_is_listed_with_its_arguments_and_none_names_a_locat
             "completion/complete", "logging/setLevel", "ping"} <= set(main)
     assert "tools/call" not in main  # no call allowed
     assert methods(report, "unknown-version")[0] == "initialize"
+    assert "tools/list" in methods(report, "apps")  # the MCP Apps rules' own session
     # The prompts got were given the inert sample for their required arguments.
     got = [r["params"] for r in sent if r["method"] == "prompts/get"]
     assert got and any(p["arguments"] for p in got)

@@ -49,6 +49,10 @@ class Recorder(Protocol):
 class SessionRecorder(Recorder, Protocol):
     """A recorder that also sends requests on a session, keeping each as evidence."""
 
+    #: Sessions a rule module opened for itself (named): listed in what was sent, not judged
+    #: by the session-wide checks (jsonrpc.*, lists.list-changed).
+    side_sessions: list[tuple[str, ClientSession]]
+
     async def exchange(self, session: ClientSession, name: str, method: str,
                        params: dict[str, Any] | None = None, *,
                        force: bool = False) -> Exchange: ...
@@ -85,6 +89,7 @@ class CheckupCore:
         #: choice): prompts/get, and requests built from a resource template.
         self.prompts_get, self.template_reads = prompts_get, template_reads
         self.http_requests: list[dict[str, Any]] = []
+        self.side_sessions: list[tuple[str, ClientSession]] = []
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None:

@@ -112,7 +112,8 @@ class _Checkup(LifecycleChecks, FeatureChecks):
                                                         "not reached") for c in CHECKS],
             seconds=time.monotonic() - started,
             allowed_tools=["all"] if self.call_all else self.allowed,
-            requests_sent=[*session_requests(self.sessions, self.since), *self.http_requests],
+            requests_sent=[*session_requests([*self.sessions, *self.side_sessions], self.since),
+                           *self.http_requests],
         )
 
 
