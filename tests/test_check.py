@@ -334,8 +334,13 @@ async def test_legacy_sse_and_stateless_only_http_get_no_false_failure() -> None
     assert verdicts(legacy) == {}, text_summary(legacy)
     origin = legacy.result("http.origin")
     assert origin.outcome == "not-applicable" and "legacy HTTP+SSE" in origin.detail
+    # Each reason says what was observed: the 405 and its Allow, the transport spoken.
+    assert "answered 405" in origin.detail and "(Allow: GET" in origin.detail
+    assert "the session speaks legacy HTTP+SSE" in legacy.result("jsonrpc.batch").detail
     with lab_server("--era", "stateless") as server:
         modern = await run_checkup(server.ready_text, timeout=TIMEOUT)
     assert verdicts(modern) == {}, text_summary(modern)
     assert modern.era == "stateless"
+    assert "server/discover with 2026-07-28 _meta was served: a stateless-only server" in \
+        modern.result("http.session-id").detail
     assert modern.result("stateless.unsupported-version").outcome == "pass"

@@ -230,7 +230,11 @@ def _no_handshake(plain: Answer, stateless: bool) -> str:
     if stateless:
         return why + ", while server/discover with 2026-07-28 _meta was served: a " \
                      "stateless-only server has no handshake"
-    if allow := plain.headers.get("allow"):
+    allow = plain.headers.get("allow")
+    if allow is not None and "POST" not in allow.upper():
+        return why + f" (Allow: {allow}): this URL takes no POST, as a legacy HTTP+SSE " \
+                     "endpoint's stream URL does not; no Streamable HTTP handshake to probe"
+    if allow is not None:
         return why + f" (Allow: {allow}): no Streamable HTTP handshake to probe"
     return why + ": no Streamable HTTP handshake to probe"
 
