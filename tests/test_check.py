@@ -65,7 +65,7 @@ async def test_the_healthy_lab_passes_over_stdio_with_calls_allowed() -> None:
     assert {e["session"] for e in ping.evidence} == {"handshake"}
     # The call was allowed, so structuredContent was compared with add's outputSchema.
     output = report.result("tools.output-schema")
-    assert output.detail == "schemas valid; structuredContent conforms"
+    assert output.detail == "schemas valid; structuredContent of 1 call(s) conforms"
     assert any(e["message"].get("method") == "tools/call" for e in output.evidence)
     # HTTP's rules are not applicable to stdio, and the report says why.
     origin = report.result("http.origin")
@@ -289,7 +289,7 @@ async def test_the_healthy_checkup_peer_passes_with_every_page_and_call_checked(
     assert report.result("tools.annotations").outcome == "pass"
     assert "-32601" in report.result("capabilities.prompts").detail
     output = report.result("tools.output-schema")
-    assert output.detail == "schemas valid; structuredContent conforms"
+    assert output.detail == "schemas valid; structuredContent of 1 call(s) conforms"
 
 
 @pytest.mark.parametrize("flag", list(PEER_MATRIX))
@@ -307,14 +307,40 @@ async def test_a_flawed_output_is_not_seen_unless_the_call_is_allowed() -> None:
     assert "no call allowed" in report.result("tools.output-schema").detail
 
 
+async def test_no_pass_without_an_exchange_that_could_have_failed() -> None:
+    # Every call of the only typed tool failed: no structuredContent was compared.
+    failing = await run_checkup(checkup_peer("--failing-measure"), call_tools="measure",
+                                timeout=TIMEOUT)
+    assert verdicts(failing) == {}, text_summary(failing)
+    output = failing.result("tools.output-schema")
+    assert output.outcome == "not-applicable"
+    assert "no structuredContent was compared" in output.detail
+    assert "'measure' called, but it answered a result with isError: true" in output.detail
+    # Resources declared, none listed: no URI to judge.
+    empty = await run_checkup(checkup_peer("--empty-resources"), timeout=TIMEOUT)
+    assert verdicts(empty) == {}, text_summary(empty)
+    for check, reason in (("resources.uris", "no resources listed"),
+                          ("resources.read", "no listed resource"),
+                          ("resources.templates", "no resource templates")):
+        assert empty.result(check).outcome == "not-applicable", check
+        assert reason in empty.result(check).detail
+    # The peer answers no request with an error it is not asked to: -32601s only, judged.
+    assert empty.result("jsonrpc.error-codes").outcome == "pass"
+
+
 async def test_legacy_sse_and_stateless_only_http_get_no_false_failure() -> None:
     with lab_server("--sse") as server:
         legacy = await run_checkup(server.ready_text.replace("/mcp", "/sse"), timeout=TIMEOUT)
     assert verdicts(legacy) == {}, text_summary(legacy)
     origin = legacy.result("http.origin")
     assert origin.outcome == "not-applicable" and "legacy HTTP+SSE" in origin.detail
+    # Each reason says what was observed: the 405 and its Allow, the transport spoken.
+    assert "answered 405" in origin.detail and "(Allow: GET" in origin.detail
+    assert "the session speaks legacy HTTP+SSE" in legacy.result("jsonrpc.batch").detail
     with lab_server("--era", "stateless") as server:
         modern = await run_checkup(server.ready_text, timeout=TIMEOUT)
     assert verdicts(modern) == {}, text_summary(modern)
     assert modern.era == "stateless"
+    assert "server/discover with 2026-07-28 _meta was served: a stateless-only server" in \
+        modern.result("http.session-id").detail
     assert modern.result("stateless.unsupported-version").outcome == "pass"

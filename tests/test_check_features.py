@@ -155,6 +155,10 @@ async def test_the_evidence_shows_what_broke() -> None:
     events = [e["message"]["event"] for e in stubborn.result("lifecycle.shutdown").evidence]
     assert events[:2] == ["stdin closed", "SIGTERM"]
     assert stubborn.exit_status == 0  # a SHOULD: the CI job does not fail
+    # The detail says what happened: SIGTERM, and how the server ended (no SIGKILL needed).
+    detail = stubborn.result("lifecycle.shutdown").detail
+    assert "did not exit within 5 s of their stdin closing" in detail
+    assert "sent SIGTERM" in detail and "SIGKILL" not in detail and "killed by SIGTERM" in detail
 
 
 async def test_a_list_change_a_tool_call_makes_is_observed() -> None:

@@ -43,6 +43,8 @@ HTTP_KNOBS = {
     ("--counter-session-ids",): {"http.session-id-unguessable": "warn"},  # a SHOULD
     ("--repeat-event-ids",): {"http.event-ids": "fail"},
     ("--resume-wrong-stream",): {"http.resumption": "fail"},
+    # The wrong replay on a stream that stays open (as real servers' do): judged on what came.
+    ("--resume-wrong-stream", "--keep-resumed-open"): {"http.resumption": "fail"},
     ("--skip-header-check",): {"stateless.header-mismatch": "fail"},
     ("--lenient-meta",): {"stateless.request-meta": "fail"},
     ("--discover-without-cache-hints",): {"stateless.discover": "fail"},
@@ -67,6 +69,16 @@ async def test_each_http_knob_is_caught_by_its_check_and_nothing_else(
     # Raw probes show the HTTP exchange; stateless.discover shows the main session's own.
     wire = "seq" if tripped.check.id == "stateless.discover" else "http"
     assert all(wire in e for e in tripped.evidence)
+
+
+async def test_a_resumed_stream_that_stays_open_is_judged_on_what_it_replayed() -> None:
+    report = await checkup("--keep-resumed-open")
+    assert verdicts(report) == {}, text_summary(report)
+    resumption = report.result("http.resumption")
+    assert resumption.outcome == "pass" and "replayed 1 message(s)" in resumption.detail
+    replay = resumption.evidence[-1]["http"]
+    assert replay["request"]["method"] == "GET" and replay["request"]["headers"]["Last-Event-ID"]
+    assert '"id":3' in replay["response"]["body"].replace(" ", "")
 
 
 async def test_the_origin_knob_shows_the_foreign_origin_served() -> None:

@@ -92,7 +92,7 @@ async def test_fastmcp_over_stdio_gets_no_false_failure() -> None:
         assert report.result(check).outcome == "pass", check
     assert called_tools(report) == {"add"}
     assert report.result("tools.output-schema").detail == (
-        "schemas valid; structuredContent conforms")
+        "schemas valid; structuredContent of 1 call(s) conforms")
 
 
 #: The official SDK's dual-era HTTP transport, under fastmcp: a legacy MCP-Protocol-Version

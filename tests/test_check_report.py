@@ -40,13 +40,17 @@ def test_a_broken_must_is_a_regression_and_its_repair_a_fix(
     healthy, broken = before_and_after
     assert healthy.exit_status == 0 and broken.exit_status == 1
     worse = diff_reports(healthy, broken)
+    # Refusing the unknown version also leaves no session sitting initialized short of
+    # notifications/initialized: with nothing watched, early requests are not applicable.
     assert [(c.check_id, c.status, c.before, c.after) for c in worse.changes] == [
-        ("lifecycle.unknown-version", "regressed", "pass", "fail")]
+        ("lifecycle.unknown-version", "regressed", "pass", "fail"),
+        ("lifecycle.requests-before-initialized", "changed", "pass", "not-applicable")]
     assert worse.exit_status == 1
-    assert worse.counts["unchanged"] == len(healthy.results) - 1
+    assert worse.counts["unchanged"] == len(healthy.results) - 2
     better = diff_reports(broken, healthy)
     assert [(c.check_id, c.status) for c in better.changes] == [
-        ("lifecycle.unknown-version", "fixed")]
+        ("lifecycle.unknown-version", "fixed"),
+        ("lifecycle.requests-before-initialized", "changed")]
     assert better.exit_status == 0
     # The saved JSON compares exactly as the reports do (what --save / --json keep).
     saved = [json.loads(to_json(report)) for report in (healthy, broken)]
@@ -239,7 +243,8 @@ def test_mcp_check_saves_reports_and_diffs_them(mcp, tmp_path: Path) -> None:
     assert json.loads(broken.read_text())["exitStatus"] == 1
     shown = mcp(f"check --diff {broken} {healthy}")
     assert [(c.check_id, c.status) for c in shown.diff.changes] == [
-        ("lifecycle.unknown-version", "fixed")]
+        ("lifecycle.unknown-version", "fixed"),
+        ("lifecycle.requests-before-initialized", "changed")]
     assert "FIXED" in repr(shown) and '<tr class="fixed">' in shown._repr_html_()
     # Reports kept in the notebook's variables compare the same way.
     mcp.shell.user_ns.update(before=json.loads(broken.read_text()), after=fixed_view)

@@ -115,6 +115,22 @@ def test_a_hung_up_request_is_finished_on_the_resumed_stream() -> None:
             "text"]
 
 
+def test_keep_resumed_open_holds_the_resumed_connection_after_its_replay() -> None:
+    with lab_server("--keep-resumed-open") as server, httpx.Client(timeout=10) as client:
+        session = RawSession(client, server.ready_text)
+        events = session.post(call(1, "ping"))
+        seen = ""
+        headers = {**session.headers, "Accept": "text/event-stream",
+                   "Last-Event-ID": events[0]["id"]}
+        # The replay comes, and then no end: the read times out.
+        with (client.stream("GET", session.url, headers=headers,
+                            timeout=httpx.Timeout(10, read=1.0)) as replay,
+              pytest.raises(httpx.ReadTimeout)):
+            for text in replay.iter_text():
+                seen += text
+        assert messages(sse_events(seen)) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
 def next_besides_logs(lab: Lab) -> Message:
     """The next message that is not a log message (tools log that they were called)."""
     while (message := lab.recv()).get("method") == "notifications/message":

@@ -59,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
                              "side effects)")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds each request may take (default 10)")
+    parser.add_argument("--no-prompts-get", dest="prompts_get", action="store_false",
+                        help="send no prompts/get (a read by the spec, but a server may do I/O "
+                             "to build a prompt)")
+    parser.add_argument("--no-template-reads", dest="template_reads", action="store_false",
+                        help="send nothing built from a resource template (a server may do "
+                             "I/O to resolve one)")
+    parser.add_argument("--show-requests", action="store_true",
+                        help="list every request the checkup sent (the summary counts them)")
     args = parser.parse_args(argv)
     if args.diff:
         if args.target or args.config or args.json or args.junit:
@@ -82,19 +90,21 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as exc:
             parser.error(f"{args.config}: {exc}")
         try:
-            report = anyio.run(lambda: run_entry_checkup(entry, call_tools=args.call_tools,
-                                                         timeout=args.timeout))
+            report = anyio.run(lambda: run_entry_checkup(
+                entry, call_tools=args.call_tools, timeout=args.timeout,
+                prompts_get=args.prompts_get, template_reads=args.template_reads))
         except McpError as exc:  # an entry with headers is checked as a session opened first
             parser.exit(2, f"{parser.prog}: {args.target[0]}: could not connect: {exc}\n")
     else:
         target = args.target[0] if len(args.target) == 1 else args.target
-        report = anyio.run(lambda: run_checkup(target, call_tools=args.call_tools,
-                                               timeout=args.timeout))
+        report = anyio.run(lambda: run_checkup(
+            target, call_tools=args.call_tools, timeout=args.timeout,
+            prompts_get=args.prompts_get, template_reads=args.template_reads))
     for option, render in ((args.json, to_json), (args.junit, junit_xml),
                            (args.html, html_report)):
         if option:
             Path(option).write_text(render(report), encoding="utf-8")
-    print(text_summary(report))
+    print(text_summary(report, show_requests=args.show_requests))
     return report.exit_status
 
 

@@ -56,6 +56,7 @@ async def check_apps(checkup: SessionRecorder, new_session: Callable[[], ClientS
         await _judge(checkup, main, "main")
         return
     session = new_session()
+    checkup.side_sessions.append(("apps", session))
     try:
         async with session:
             await session.connect(era="auto")

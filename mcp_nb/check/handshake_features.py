@@ -130,8 +130,10 @@ class HandshakeFeatureChecks(CheckupCore):
     async def batch(self, session: ClientSession, name: str) -> None:
         check = "jsonrpc.batch"
         if session.transport.kind != "stdio":
-            self.skip([check], "not stdio: over Streamable HTTP a POSTed batch is the "
-                      "transport's rule (not checked here)")
+            over = {"streamable-http": "Streamable HTTP", "sse": "legacy HTTP+SSE"}.get(
+                session.transport.kind, session.transport.kind)
+            self.skip([check], f"not stdio: the session speaks {over}, where a POSTed batch "
+                      "is the transport's rule (not checked here)")
             return
         version = session.negotiated_version or ""
         if version < "2025-06-18":

@@ -36,6 +36,7 @@ from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS, VE
 from .auth_rules import check_authorization
 from .http_evidence import Answer, http_evidence
 from .recorder import Recorder
+from .sent import http_request
 
 #: An Origin a DNS-rebinding page would send.
 FOREIGN_ORIGIN = "http://dns-rebinding.invalid"
@@ -71,12 +72,16 @@ class HttpProbe:
         return answer
 
     async def get(self, headers: dict[str, str], window: float) -> Answer:
-        """A GET read for at most ``window`` seconds (an SSE stream may stay open)."""
+        """A GET read for at most ``window`` seconds (an SSE stream may stay open).
+
+        What an open stream delivered within the window is kept: a server that
+        keeps the stream open after a replay is judged on what it replayed.
+        """
         sent = {"Accept": "text/event-stream", **headers}
         async with self.client.stream("GET", self.url, headers=sent) as response:
             answer = Answer(response.status_code, response.headers, None, "", {})
             with anyio.move_on_after(window):
-                answer = await _read(response, None, until_answer=False)
+                await _read(response, None, until_answer=False, into=answer)
         answer.evidence = http_evidence("GET", self.url, sent, None, answer.status,
                                         answer.headers, answer.text)
         return answer
@@ -91,9 +96,13 @@ class HttpProbe:
                                     response.headers, response.text))
 
 
-async def _read(response: httpx.Response, wanted: Any, *, until_answer: bool) -> Answer:
-    """The answer's body: JSON, or SSE events (up to the message answering ``wanted``)."""
-    answer = Answer(response.status_code, response.headers, None, "", {})
+async def _read(response: httpx.Response, wanted: Any, *, until_answer: bool,
+                into: Answer | None = None) -> Answer:
+    """The answer's body: JSON, or SSE events (up to the message answering ``wanted``).
+
+    Read into ``into`` when given, so a read cut short (a window ending) keeps what
+    had arrived."""
+    answer = into or Answer(response.status_code, response.headers, None, "", {})
     if answer.content_type != "text/event-stream":
         answer.text = (await response.aread()).decode("utf-8", "replace")[:100_000]
         with contextlib.suppress(ValueError):
@@ -169,7 +178,11 @@ def _numeric(text: str) -> int | None:
 
 async def check_http(checkup: Recorder, url: str) -> None:
     """Every HTTP rule of the checkup against the MCP endpoint at ``url``."""
-    async with httpx.AsyncClient(timeout=checkup.timeout) as client:
+    async def record(request: httpx.Request) -> None:
+        checkup.http_requests.append(http_request(request, "http probe"))
+
+    async with httpx.AsyncClient(timeout=checkup.timeout,
+                                 event_hooks={"request": [record]}) as client:
         probe = HttpProbe(client, url)
         try:
             await _check(checkup, probe, client)
@@ -195,8 +208,7 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
         await _handshake(checkup, probe, plain, plain.result)
     else:
         # Not an endpoint that initializes (legacy HTTP+SSE's, or stateless-only).
-        why = (f"a plain initialize POST answered {plain.status} without a result (a legacy "
-               "HTTP+SSE endpoint or a stateless-only server)")
+        why = _no_handshake(plain, stateless)
         if stateless:
             await _origin(checkup, probe, _discover(2), stateless_headers("server/discover"))
         checkup.skip(HANDSHAKE_CHECKS, why)
@@ -205,6 +217,26 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
     else:
         checkup.skip(STATELESS_HTTP_CHECKS, f"server/discover with 2026-07-28 _meta answered "
                      f"{discover.status} without a result: no stateless era over HTTP")
+
+
+def _no_handshake(plain: Answer, stateless: bool) -> str:
+    """Why the handshake's rules are not applicable: what the plain initialize POST got, and
+    only what that answer (with server/discover's) shows about the endpoint."""
+    got = f"{plain.status} {plain.content_type or '(no content type)'}"
+    if plain.status == 200 and plain.body is not None:
+        got += " with a JSON-RPC " + ("error" if plain.error_code is not None else
+                                      "message that is not a result")
+    why = f"a plain initialize POST answered {got}, not an initialize result"
+    if stateless:
+        return why + ", while server/discover with 2026-07-28 _meta was served: a " \
+                     "stateless-only server has no handshake"
+    allow = plain.headers.get("allow")
+    if allow is not None and "POST" not in allow.upper():
+        return why + f" (Allow: {allow}): this URL takes no POST, as a legacy HTTP+SSE " \
+                     "endpoint's stream URL does not; no Streamable HTTP handshake to probe"
+    if allow is not None:
+        return why + f" (Allow: {allow}): no Streamable HTTP handshake to probe"
+    return why + ": no Streamable HTTP handshake to probe"
 
 
 async def _origin(checkup: Recorder, probe: HttpProbe, message: dict[str, Any],
@@ -313,8 +345,12 @@ async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
         return
     resumed = await probe.get({**good, "Last-Event-ID": ping.event_ids[0]}, REPLAY_WINDOW)
     if resumed.status != 200 or resumed.content_type != "text/event-stream":
-        checkup.skip(["http.resumption"], f"GET with Last-Event-ID {ping.event_ids[0]!r} "
-                     f"answered {resumed.status}: the server does not resume (it MAY)")
+        asked = f"GET with Last-Event-ID {ping.event_ids[0]!r} answered {resumed.status}"
+        checkup.skip(["http.resumption"], asked + (
+            ": the server offers no SSE stream at GET, so it does not resume (it MAY not)"
+            if resumed.status == 405 else
+            f" {resumed.content_type or '(no content type)'}, not an SSE stream: no replay "
+            "to judge"))
         return
     ping_id = ping.evidence["http"]["request"]["body"]["id"]
     foreign = [m for m in resumed.messages if isinstance(m, dict) and "method" not in m
@@ -323,6 +359,10 @@ async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
     if foreign:
         checkup.put("http.resumption", "fail", f"resuming ping's stream (id {ping_id}) replayed "
                     f"the response to id {foreign[0].get('id')!r}, another stream's", evidence)
+    elif not resumed.messages:
+        checkup.skip(["http.resumption"], f"GET with Last-Event-ID {ping.event_ids[0]!r} "
+                     f"answered 200 but replayed no message within {REPLAY_WINDOW:g} s: "
+                     "nothing to judge")
     else:
         checkup.put("http.resumption", "pass", f"resuming after {ping.event_ids[0]!r} replayed "
                     f"{len(resumed.messages)} message(s), all of ping's stream", evidence)

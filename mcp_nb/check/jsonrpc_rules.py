@@ -37,18 +37,23 @@ def judge_jsonrpc(checkup: Recorder, sessions: Sequence[tuple[str, ClientSession
     checkup.put("jsonrpc.ids", "fail" if ids else "pass",
                 ids[0][1].detail if ids else "every response matched one pending request",
                 [{"session": n, "finding": f.rule.id, "message": f.evidence} for n, f in ids[:5]])
-    bad = []
+    bad, errors = [], 0
     for name, session in sessions:
         for entry in session.transcript:
             if entry.direction != "recv" or entry.kind != "error" or not entry.message:
                 continue
+            errors += 1
             code = (entry.message.get("error") or {}).get("code")
             if (not isinstance(code, int) or isinstance(code, bool)
                     or (-32768 <= code < -32099 and code not in JSONRPC_PREDEFINED)):
                 bad.append(_entry(name, entry))
-    checkup.put("jsonrpc.error-codes", "fail" if bad else "pass",
-                f"{len(bad)} error(s) with a code outside the rules" if bad else
-                "every error code is an integer in an allowed range", bad[:5])
+    if not errors:
+        checkup.skip(["jsonrpc.error-codes"], "the server answered no request with an error: "
+                     "no error code to judge")
+    else:
+        checkup.put("jsonrpc.error-codes", "fail" if bad else "pass",
+                    f"{len(bad)} error(s) with a code outside the rules" if bad else
+                    f"{errors} error(s), each code an integer in an allowed range", bad[:5])
     # The server's side only: a client-side finding is the server saying the checkup sent
     # something invalid (the batch probe does, on purpose).
     garbage = [(n, f) for n, s in sessions for f in s.findings

@@ -128,6 +128,13 @@ class LifecycleChecks(HandshakeFeatureChecks):
             # The unknown-version session never sends initialized: premature requests show there.
             early = [(n, f) for n, s in self.sessions for f in s.findings
                      if f.rule.id == "server-request-before-initialized"]
+            waited = [(n, s) for n, s in self.sessions if n == "unknown-version" and isinstance(
+                (_initialize_exchange(s, n)[0] or {}).get("result"), dict)]
+            if not early and not waited:
+                self.skip(["lifecycle.requests-before-initialized"], _(
+                    "no session stayed initialized short of notifications/initialized (the "
+                    "unknown version's session got no initialize result): no window to watch"))
+                return
             self.put("lifecycle.requests-before-initialized", "fail" if early else "pass",
                      early[0][1].detail if early else
                      _("no request came before notifications/initialized"),
@@ -243,13 +250,22 @@ class LifecycleChecks(HandshakeFeatureChecks):
                     for e in session.transport_events
                     if e.kind in ("stdin closed", "SIGTERM", "SIGKILL", "exited")]
 
+        def steps(session: ClientSession) -> str:
+            """What the transport did and saw after closing stdin, in its own words."""
+            return "; ".join(e.detail for e in session.transport_events
+                             if e.kind in ("SIGTERM", "SIGKILL", "exited"))
+
         stubborn = [(n, s) for n, s in closed if any(e.kind == "SIGTERM"
                                                      for e in s.transport_events)]
         if stubborn:
             name, session = stubborn[0]
-            self.put(check, "fail", f"{len(stubborn)} of {len(closed)} server(s) still ran "
-                     f"{SHUTDOWN_GRACE:g} s after their stdin closed and needed SIGTERM",
-                     evidence(name, session))
+            self.put(check, "fail", _(
+                "{stubborn} of {closed} server(s) did not exit within {grace} s of their stdin "
+                "closing ({name}: {steps})").format(
+                stubborn=len(stubborn), closed=len(closed), grace=f"{SHUTDOWN_GRACE:g}",
+                name=name, steps=steps(session)), evidence(name, session))
         else:
-            self.put(check, "pass", f"{len(closed)} server(s) exited after their stdin closed",
-                     [e for n, s in closed[:2] for e in evidence(n, s)])
+            self.put(check, "pass", _(
+                "{closed} server(s) exited after their stdin closed ({steps})").format(
+                closed=len(closed), steps="; ".join(f"{n}: {steps(s)}" for n, s in closed[:3])),
+                [e for n, s in closed[:2] for e in evidence(n, s)])

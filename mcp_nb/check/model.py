@@ -133,6 +133,8 @@ class Report:
     #: What the connection did that the reader must know: the redirect followed, or why
     #: it never reached MCP and how to point the checkup at the server (else None).
     connection: str | None = None
+    #: Every request the checkup sent, in order per session (:mod:`mcp_nb.check.sent`).
+    requests_sent: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def counts(self) -> Counter[str]:
@@ -167,6 +169,7 @@ class Report:
             "counts": {outcome: self.counts.get(outcome, 0) for outcome in OUTCOMES},
             "exitStatus": self.exit_status,
             "results": [r.to_dict() for r in self.results],
+            "requestsSent": self.requests_sent,
         }
 
 

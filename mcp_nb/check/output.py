@@ -17,6 +17,7 @@ from typing import Any
 from ..i18n import N_, _
 from ..protocol.plaintext import plain_text
 from .model import UNJUDGED, Report, Result
+from .sent import sent_count, sent_html, sent_label
 
 MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A ",
          "error": "ERR ", "could-not-check": "CNC "}
@@ -24,7 +25,8 @@ MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def text_summary(report: Report) -> str:
+def text_summary(report: Report, *, show_requests: bool = False) -> str:
+    """The report as text; ``show_requests`` lists every request sent (else it is counted)."""
     counts = report.counts
     server = report.server or {}
     lines = [plain_text(
@@ -46,6 +48,10 @@ def text_summary(report: Report) -> str:
                            if part))
     if not report.allowed_tools:
         lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
+    lines.append(sent_count(report.requests_sent) + ("" if show_requests else
+                                                     _(" (list them with --show-requests)")))
+    if show_requests:
+        lines += [plain_text("  " + sent_label(i), one_line=True) for i in report.requests_sent]
     return "\n".join(lines)
 
 
@@ -196,7 +202,8 @@ def html_report(report: Report, *, stable: bool = False) -> str:
                   if report.connection else "")
     return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}'
             f"{connection}</p>"
-            f"<table><tr>{headings}</tr>{''.join(rows)}</table></div>")
+            f"<table><tr>{headings}</tr>{''.join(rows)}</table>"
+            f"{sent_html(report.requests_sent, stable=stable)}</div>")
 
 
 class DisplayedReport:

@@ -1,12 +1,14 @@
 """The checkup's prompts and completion checks on the main session.
 
 ``prompts.arguments`` judges the arguments ``prompts/list`` declared,
-``prompts.get`` gets a sample of the prompts (side-effect free by the spec) with
-invented values for their required arguments, and ``completion/complete`` is sent
-once, for a listed prompt's first argument or else a resource template's first
-variable: ``capabilities.completions`` judges whether it is served as declared
-(it is sent even when not declared, to see it refused), ``completion.result`` the
-shape of what came back.
+``prompts.get`` gets a sample of the prompts (side-effect free by the spec, but a
+server may do I/O to build one: ``prompts_get=False`` turns it off) with inert
+invented values (:data:`~mcp_nb.check.sent.SAMPLE_VALUE`) for their required
+arguments, and ``completion/complete`` is sent once, for a listed prompt's first
+argument or else a resource template's first variable (unless ``template_reads``
+is off: nothing built from a template is sent): ``capabilities.completions``
+judges whether it is served as declared (it is sent even when not declared, to
+see it refused), ``completion.result`` the shape of what came back.
 
 Example (what the feature phase does with it)::
 
@@ -25,6 +27,7 @@ from ..client.errors import ServerError
 from ..protocol.errors import McpError
 from .model import transcript_evidence as _entry
 from .recorder import SAMPLE, CheckupCore, Exchange
+from .sent import SAMPLE_VALUE
 from .shapes import argument_problems, completion_problems, message_problems
 from .uris import template_problem, template_variables
 
@@ -48,13 +51,16 @@ class PromptChecks(CheckupCore):
                      "; ".join(problems[:5]) or "every prompt's arguments are well-formed",
                      listing)
         sample = [p for p in prompts if not argument_problems(p)][:SAMPLE]
+        if not self.prompts_get:
+            self.skip(["prompts.get"], "prompts/get not sent: turned off (--no-prompts-get)")
+            return
         if not sample:
             self.skip(["prompts.get"], "no prompt to get")
             return
         answers: dict[str, Exchange] = {}
 
         async def get(prompt: dict[str, Any]) -> None:
-            arguments = {a["name"]: "checkup" for a in prompt.get("arguments") or ()
+            arguments = {a["name"]: SAMPLE_VALUE for a in prompt.get("arguments") or ()
                          if a.get("required") is True}
             answers[prompt["name"]] = await self.exchange(
                 main, "main", "prompts/get", {"name": prompt["name"], "arguments": arguments})
@@ -66,7 +72,7 @@ class PromptChecks(CheckupCore):
         for name, (answer, entries) in answers.items():
             evidence += entries
             if isinstance(answer, McpError):
-                # Invented argument values ("checkup") may be refused: not a violation.
+                # Invented argument values (SAMPLE_VALUE) may be refused: not a violation.
                 refused.append(f"{name!r} refused the checkup's arguments ({answer})")
                 continue
             problems += message_problems(name, answer)
@@ -115,7 +121,7 @@ class PromptChecks(CheckupCore):
             if isinstance(arguments, list) and arguments and isinstance(arguments[0], dict):
                 return ({"type": "ref/prompt", "name": prompt.get("name")},
                         {"name": arguments[0].get("name"), "value": ""})
-        if "resources" in main.capabilities.server:
+        if "resources" in main.capabilities.server and self.template_reads:
             answer, _ = await self.exchange(main, "main", "resources/templates/list")
             for template in (answer.get("resourceTemplates") or []
                              if isinstance(answer, dict) else []):
@@ -124,5 +130,6 @@ class PromptChecks(CheckupCore):
                         names := template_variables(text)):
                     return {"type": "ref/resource", "uri": text}, {"name": names[0], "value": ""}
         # Nothing listed to complete: the answer still shows whether the method is served.
-        return {"type": "ref/prompt", "name": "checkup"}, {"name": "checkup", "value": ""}
+        return ({"type": "ref/prompt", "name": SAMPLE_VALUE},
+                {"name": SAMPLE_VALUE, "value": ""})
 

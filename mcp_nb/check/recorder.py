@@ -37,6 +37,8 @@ class Recorder(Protocol):
 
     timeout: float
     authorization_required: bool
+    #: The raw HTTP requests the probes sent (see :mod:`mcp_nb.check.sent`).
+    http_requests: list[dict[str, Any]]
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None: ...
@@ -46,6 +48,10 @@ class Recorder(Protocol):
 
 class SessionRecorder(Recorder, Protocol):
     """A recorder that also sends requests on a session, keeping each as evidence."""
+
+    #: Sessions a rule module opened for itself (named): listed in what was sent, not judged
+    #: by the session-wide checks (jsonrpc.*, lists.list-changed).
+    side_sessions: list[tuple[str, ClientSession]]
 
     async def exchange(self, session: ClientSession, name: str, method: str,
                        params: dict[str, Any] | None = None, *,
@@ -65,7 +71,8 @@ class CheckupCore:
     check id, the sessions opened (named, for the evidence), and what may be called."""
 
     def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float, *,
-                 env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+                 env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 prompts_get: bool = True, template_reads: bool = True) -> None:
         self.target = target
         self.new_session = session_factory(target, timeout, env=env, cwd=cwd)
         self.new_apps_session = session_factory(target, timeout, apps=True, env=env, cwd=cwd)
@@ -78,6 +85,11 @@ class CheckupCore:
         self.sessions: list[tuple[str, ClientSession]] = []
         #: Set by the HTTP probes on a 401: only the authorization metadata can be judged.
         self.authorization_required = False
+        #: Reads the spec calls side-effect free but servers may do I/O in (the person's
+        #: choice): prompts/get, and requests built from a resource template.
+        self.prompts_get, self.template_reads = prompts_get, template_reads
+        self.http_requests: list[dict[str, Any]] = []
+        self.side_sessions: list[tuple[str, ClientSession]] = []
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None:

@@ -48,8 +48,12 @@ class ResourceChecks(CheckupCore):
                 readable.append(uri)
             if "mimeType" in resource and not isinstance(resource["mimeType"], str):
                 problems.append(f"{uri!r}: mimeType {resource['mimeType']!r} is not a string")
-        self.put("resources.uris", "fail" if problems else "pass",
-                 "; ".join(problems[:5]) or f"{len(resources)} resource URI(s) valid", listing)
+        if not resources:
+            self.skip(["resources.uris"], "no resources listed")
+        else:
+            self.put("resources.uris", "fail" if problems else "pass",
+                     "; ".join(problems[:5]) or f"{len(resources)} resource URI(s) valid",
+                     listing)
         async with anyio.create_task_group() as group:
             group.start_soon(self.reads, main, readable[:SAMPLE])
             group.start_soon(self.templates, main)

@@ -43,6 +43,7 @@ from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import CHECKS, Report, Result, transcript_evidence
 from .preflight import preflight_http
+from .sent import session_requests
 from .sessions import Target, describe, is_url, session_factory
 from .stateless_rules import judge_stateless
 
@@ -61,9 +62,12 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
 
     #: The first main session, when its server exited on the server/discover probe.
     discover_exit: ClientSession | None = None
+    #: id(session) → its first transcript position that is the checkup's own.
+    since: dict[int, int]
 
     async def run(self) -> Report:
         started = time.monotonic()
+        self.since = {}
         if is_url(self.target):
             reach = await preflight_http(self.target, self.timeout)
             self.connection = reach.connection
@@ -111,6 +115,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         ``server/discover`` probe is started again and spoken to in the handshake era: the
         handshake checks then judge the handshake, and :meth:`left_unanswered` the exit."""
         if isinstance(self.target, ClientSession):
+            # An open session: what it sent before the checkup is not the checkup's.
+            self.since[id(self.target)] = self.target.transcript.next_seq
             self.sessions.append(("main", self.target))
             return self.target, None
         connect_error: Exception | None = None
@@ -168,6 +174,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
             seconds=time.monotonic() - started,
             allowed_tools=["all"] if self.call_all else self.allowed,
             connection=self.connection,
+            requests_sent=[*session_requests([*self.sessions, *self.side_sessions], self.since),
+                           *self.http_requests],
         )
 
 
@@ -192,12 +200,18 @@ def _stdio_hint() -> str:
 
 async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),
                       timeout: float = 10.0, env: Mapping[str, str] | None = None,
-                      cwd: str | None = None) -> Report:
+                      cwd: str | None = None, prompts_get: bool = True,
+                      template_reads: bool = True) -> Report:
     """Run every check against ``target`` and return the :class:`Report`.
 
     ``call_tools``: the tools the checkup may call (names, a comma-separated
     string, or ``"all"``); none by default.  ``timeout`` bounds each request.
     ``env`` and ``cwd``: the environment and working directory a stdio server
     is started with (an ``mcpServers`` entry's), else the kernel's.
+    ``prompts_get=False`` sends no ``prompts/get`` and ``template_reads=False``
+    no request built from a resource template: reads by the spec, in which a
+    server may still do I/O.  The report lists every request sent
+    (``Report.requests_sent``).
     """
-    return await _Checkup(target, call_tools, timeout, env=env, cwd=cwd).run()
+    return await _Checkup(target, call_tools, timeout, env=env, cwd=cwd,
+                          prompts_get=prompts_get, template_reads=template_reads).run()

@@ -198,6 +198,11 @@ async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
                if e.direction == "recv" and e.kind == "response" and e.message
                and isinstance(e.message.get("result"), dict)
                and "resultType" not in e.message["result"]]
+    results = sum(1 for e in main.transcript if e.direction == "recv" and e.kind == "response"
+                  and e.message and isinstance(e.message.get("result"), dict))
+    if not results:
+        checkup.skip(["stateless.result-type"], "no result was received to judge")
+        return
     checkup.put("stateless.result-type", "fail" if missing else "pass",
                 f"{len(missing)} result(s) without resultType" if missing else
-                "every result carried resultType", missing[:5])
+                f"all {results} result(s) carried resultType", missing[:5])

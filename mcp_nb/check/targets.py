@@ -113,8 +113,10 @@ def server_entry(config: Mapping[str, Any], name: str | None) -> ServerEntry:
 
 
 async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[str] = (),
-                            timeout: float = 10.0) -> Report:
-    """Run the checkup on an mcpServers entry, with its env, cwd and headers.
+                            timeout: float = 10.0, prompts_get: bool = True,
+                            template_reads: bool = True) -> Report:
+    """Run the checkup on an mcpServers entry, with its env, cwd and headers (the options
+    are :func:`~mcp_nb.check.runner.run_checkup`'s).
 
     Raises :class:`~mcp_nb.protocol.errors.McpError` when an entry with headers cannot
     be connected to (it is checked as an open session, which must open first).
@@ -124,9 +126,12 @@ async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[st
                                 timeout=timeout, probe_timeout=timeout)
         async with session:
             await session.connect(era="auto")
-            report = await run_checkup(session, call_tools=call_tools, timeout=timeout)
+            report = await run_checkup(session, call_tools=call_tools, timeout=timeout,
+                                       prompts_get=prompts_get,
+                                       template_reads=template_reads)
     else:
         report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout,
-                                   env=entry.env or None, cwd=entry.cwd)
+                                   env=entry.env or None, cwd=entry.cwd,
+                                   prompts_get=prompts_get, template_reads=template_reads)
     report.target = entry.describe()
     return report

@@ -42,6 +42,10 @@ class ToolChecks(ToolCallChecks):
                    and e.message and isinstance(e.message.get("result"), dict)
                    and "tools" in e.message["result"]]
         evidence = [_entry("main", e) for e in listing[:2]]
+        if not tools:
+            self.skip(TOOL_LIST_CHECKS, "tools/list answered no tools")
+            await self.tool_calls(main, tools)
+            return
         names = [t.get("name") for t in tools if isinstance(t, dict)]
         bad = [n for n in names if not isinstance(n, str) or not TOOL_NAME.fullmatch(n)]
         dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
@@ -91,6 +95,7 @@ class ToolChecks(ToolCallChecks):
         callable_ = [t for t in typed if self.call_all or t.get("name") in self.allowed]
         notes: list[str] = []
         calls: list[dict[str, Any]] = []
+        compared = 0
         for tool in callable_:
             arguments = arguments_for(tool.get("inputSchema") or {})
             if arguments is None:
@@ -101,12 +106,16 @@ class ToolChecks(ToolCallChecks):
                                                   {"name": tool["name"], "arguments": arguments})
             calls += entries
             if not isinstance(answer, dict) or answer.get("isError"):
-                notes.append(f"{tool['name']!r} called, but it failed, so nothing to compare")
+                failure = (f"error {answer}" if not isinstance(answer, dict)
+                           else "a result with isError: true")
+                notes.append(f"{tool['name']!r} called, but it answered {failure:.160}, so "
+                             "nothing to compare")
                 continue
             structured = answer.get("structuredContent")
             if structured is None:
                 problems.append(f"{tool['name']!r} returned no structuredContent")
                 continue
+            compared += 1
             schema = tool["outputSchema"]
             error = next(iter(validator_for(schema, default=Draft202012Validator)(schema)
                               .iter_errors(structured)), None)
@@ -115,9 +124,13 @@ class ToolChecks(ToolCallChecks):
                                 f"{error.message}")
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), calls or evidence)
+        elif calls and not compared:
+            # Called, but no call gave a result to compare: nothing conformed or failed to.
+            self.skip([check], f"{len(typed)} outputSchema(s) valid, but no structuredContent "
+                      "was compared: " + "; ".join(notes))
         elif calls:
-            self.put(check, "pass", "schemas valid; structuredContent conforms"
-                     + (f" ({'; '.join(notes)})" if notes else ""), calls)
+            self.put(check, "pass", f"schemas valid; structuredContent of {compared} call(s) "
+                     "conforms" + (f" ({'; '.join(notes)})" if notes else ""), calls)
         else:
             self.put(check, "pass", f"{len(typed)} outputSchema(s) valid; structuredContent "
                      "not checked: " + ("; ".join(notes) if notes else

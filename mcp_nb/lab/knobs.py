@@ -313,6 +313,14 @@ class Knobs:
         action="store_true",
         help="On GET with Last-Event-ID, replay the stream opened before the one that event id "
         "names; breaks the rule that a server MUST NOT replay messages of another stream.")
+    keep_resumed_open: bool = knob(
+        False, "--keep-resumed-open", group="http", transport="http", era="handshake",
+        action="store_true",
+        help="Keep the connection of a GET with Last-Event-ID open after the resumed stream's "
+        "last event (many servers do) instead of ending it; breaks the SHOULD that a server "
+        "closes a request's SSE stream once the response is sent, and teaches that a client "
+        "must judge a resumed stream by what it carried, not by its end. With "
+        "--resume-wrong-stream: another stream's messages on a stream that stays open.")
     skip_header_check: bool = knob(
         False, "--skip-header-check", group="http", transport="http", era="stateless",
         action="store_true",

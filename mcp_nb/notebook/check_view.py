@@ -32,6 +32,7 @@ import ipywidgets as w
 
 from ..check.model import OUTCOMES, UNJUDGED, Report, Result
 from ..check.output import MARKS, html_report, report_header, unjudged_counts
+from ..check.sent import sent_html
 from ..client.session import ClientSession
 from ..i18n import N_, _
 from . import render
@@ -64,7 +65,8 @@ def summary_html(report: Report) -> str:
     rows.append((_("all"), *(report.counts.get(o, 0) for o in OUTCOMES)))
     header = (_("area"), *(_(OUTCOME_LABELS[o]) for o in OUTCOMES))
     return (f"{render.STYLE}<div class=\"mcpnb\"><p><b>{render.esc(report_header(report))}</b><br>"
-            f"{render.esc(_counts(report))}{_connection(report)}</p></div>"
+            f"{render.esc(_counts(report))}{_connection(report)}</p>"
+            f"{sent_html(report.requests_sent)}</div>"
             + render.table_html(header, rows))
 
 

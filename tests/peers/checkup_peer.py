@@ -11,7 +11,15 @@ breaks one rule:
 - ``--bad-input-schema``: a tool's inputSchema has ``"properties": 5``, not valid JSON Schema;
 - ``--bad-annotations``: a tool's ``readOnlyHint`` is the string ``"yes"``.
 
-No resources, no prompts: their list methods answer -32601, as any method it does not serve.
+Two flags break no rule but leave a check nothing to observe (it must then not pass):
+
+- ``--failing-measure``: ``measure`` answers a result with ``isError: true``, so no
+  structuredContent is ever compared with its outputSchema;
+- ``--empty-resources``: resources are declared, and ``resources/list`` and
+  ``resources/templates/list`` list none.
+
+No resources (unless ``--empty-resources``), no prompts: their list methods answer -32601, as
+any method it does not serve.
 """
 
 from __future__ import annotations
@@ -41,7 +49,10 @@ def tool(name: str) -> dict:
 def answer(request: dict) -> dict:
     method, params = request["method"], request.get("params") or {}
     if method == "initialize":
-        return {"result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        capabilities: dict = {"tools": {}}
+        if "--empty-resources" in FLAGS:
+            capabilities["resources"] = {}
+        return {"result": {"protocolVersion": "2025-11-25", "capabilities": capabilities,
                            "serverInfo": {"name": "checkup-peer", "version": "1.0"}}}
     if method == "ping":
         return {"result": {}}
@@ -56,6 +67,13 @@ def answer(request: dict) -> dict:
         else:
             result["tools"].append(MEASURE)
         return {"result": result}
+    if "--empty-resources" in FLAGS and method in ("resources/list", "resources/templates/list"):
+        return {"result": {method.split("/")[1] if method == "resources/list"
+                           else "resourceTemplates": []}}
+    if method == "tools/call" and params.get("name") == "measure" and (
+            "--failing-measure" in FLAGS):
+        return {"result": {"content": [{"type": "text", "text": "the sensor is offline"}],
+                           "isError": True}}
     if method == "tools/call" and params.get("name") == "measure":
         value = "high" if "--bad-output" in FLAGS else 42
         return {"result": {"content": [{"type": "text", "text": json.dumps({"value": value})}],

@@ -285,7 +285,8 @@ class LabHttpServer:
             return
         if stream is not standalone:
             await write_stream(connection, stream, after, first=stream.priming(after),
-                               drop_after=self.knobs.drop_stream_after)
+                               drop_after=self.knobs.drop_stream_after,
+                               hold_open=self.knobs.keep_resumed_open)
             return
         if session.listening:
             await connection.respond(409, error_body("Conflict: this session's GET stream is "

@@ -227,10 +227,12 @@ class StreamStore:
 
 async def write_stream(connection: Connection, stream: EventStream, after: int, *,
                        first: bytes, headers: Headers = (),
-                       drop_after: int | None = None) -> None:
+                       drop_after: int | None = None, hold_open: bool = False) -> None:
     """Write ``stream`` from position ``after`` as one SSE response, until it finishes.
 
-    Ends early when the client leaves, or when --drop-stream-after cuts it.
+    Ends early when the client leaves, or when --drop-stream-after cuts it;
+    ``hold_open`` (--keep-resumed-open) keeps the connection open after the
+    stream's last event, until the client leaves.
     """
     await connection.open_stream(headers)
     if first:
@@ -245,12 +247,12 @@ async def write_stream(connection: Connection, stream: EventStream, after: int, 
         # A client leaving mid-write ends this response, not the connection handler
         # with an exception group.
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            await _write_events(connection, stream, after, drop_after)
+            await _write_events(connection, stream, after, drop_after, hold_open)
         watch.cancel_scope.cancel()
 
 
 async def _write_events(connection: Connection, stream: EventStream, after: int,
-                        drop_after: int | None) -> None:
+                        drop_after: int | None, hold_open: bool) -> None:
     written = 0
     async with contextlib.aclosing(stream.follow(after)) as events:
         async for position, event in events:
@@ -264,4 +266,8 @@ async def _write_events(connection: Connection, stream: EventStream, after: int,
                 await connection.write(f"retry: {DROP_RETRY_MS}\n\n".encode())
                 await connection.abort()
                 return
+    if hold_open:
+        diag(f"keeping the connection of resumed stream {stream.index} open "
+             "(--keep-resumed-open)")
+        await anyio.sleep_forever()  # until the client leaves (the watch cancels this)
     await connection.finish()

@@ -44,6 +44,12 @@ def _check_arguments(p: Parser) -> None:
                            "effects)"))
     p.add_argument("--timeout", type=float, default=10.0,
                    help=N_("seconds each request may take (default 10)"))
+    p.add_argument("--no-prompts-get", dest="prompts_get", action="store_false",
+                   help=N_("send no prompts/get (a read by the spec, but a server may do I/O "
+                           "to build a prompt)"))
+    p.add_argument("--no-template-reads", dest="template_reads", action="store_false",
+                   help=N_("send nothing built from a resource template (a server may do I/O "
+                           "to resolve one)"))
     p.add_argument("--lab", action="append", default=[], metavar="FLAG",
                    help=N_("fault knob for the bundled lab server, e.g. --lab=--reject-version"))
     p.add_argument("--save", "--json", dest="save", metavar="FILE",
@@ -106,8 +112,9 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:
             raise McpCellError(str(exc)) from None
-        report = mcp.loop.run(run_entry_checkup(entry, call_tools=args.call_tools,
-                                                timeout=args.timeout))
+        report = mcp.loop.run(run_entry_checkup(
+            entry, call_tools=args.call_tools, timeout=args.timeout,
+            prompts_get=args.prompts_get, template_reads=args.template_reads))
         return _shown(report, args)
     elif not args.target:
         from ...client import lab_command
@@ -121,8 +128,9 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
         target = list(args.target)
     if isinstance(target, list):
         shown = _shown_command(target)
-    report = mcp.loop.run(run_checkup(target, call_tools=args.call_tools,
-                                      timeout=args.timeout))
+    report = mcp.loop.run(run_checkup(target, call_tools=args.call_tools, timeout=args.timeout,
+                                      prompts_get=args.prompts_get,
+                                      template_reads=args.template_reads))
     if shown is not None:
         report.target = shown
     return _shown(report, args, sessions)
