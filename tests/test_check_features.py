@@ -9,6 +9,8 @@ and resources.templates are held to the RFCs' own examples.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mcp_nb.check import CHECKS, run_checkup, text_summary
@@ -158,7 +160,10 @@ async def test_the_evidence_shows_what_broke() -> None:
     # The detail says what happened: SIGTERM, and how the server ended (no SIGKILL needed).
     detail = stubborn.result("lifecycle.shutdown").detail
     assert "did not exit within 5 s of their stdin closing" in detail
-    assert "sent SIGTERM" in detail and "SIGKILL" not in detail and "killed by SIGTERM" in detail
+    assert "sent SIGTERM" in detail and "SIGKILL" not in detail
+    # The lab ends on SIGTERM either way; whether its own handler or the signal ends it
+    # depends on where the signal finds it, and the detail says which.
+    assert re.search(r"killed by SIGTERM|server exit code \d+", detail)
 
 
 async def test_a_list_change_a_tool_call_makes_is_observed() -> None:

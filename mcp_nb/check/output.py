@@ -48,8 +48,9 @@ def text_summary(report: Report, *, show_requests: bool = False) -> str:
                            if part))
     if not report.allowed_tools:
         lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
-    lines.append(sent_count(report.requests_sent) + ("" if show_requests else
-                                                     _(" (list them with --show-requests)")))
+    lines.append(sent_count(report.requests_sent) + (
+        "" if show_requests or not report.requests_sent
+        else _(" (list them with --show-requests)")))
     if show_requests:
         lines += [plain_text("  " + sent_label(i), one_line=True) for i in report.requests_sent]
     return "\n".join(lines)

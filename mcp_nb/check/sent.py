@@ -92,6 +92,8 @@ def sent_label(item: dict[str, Any]) -> str:
 def sent_count(items: Sequence[dict[str, Any]]) -> str:
     """``42 requests sent: handshake 9, http probe 13, main 20`` (by name: sessions open
     concurrently, in no fixed order)."""
+    if not items:
+        return _("no request sent")
     by_via = Counter(str(i.get("via")) for i in items)
     return _("{count} requests sent: {where}").format(
         count=len(items), where=", ".join(f"{via} {n}" for via, n in sorted(by_via.items())))
