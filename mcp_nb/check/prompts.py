@@ -4,9 +4,9 @@
 ``prompts.get`` gets a sample of the prompts (side-effect free by the spec) with
 invented values for their required arguments, and ``completion/complete`` is sent
 once, for a listed prompt's first argument or else a resource template's first
-variable: ``capabilities.completions`` judges whether it is served as declared
-(it is sent even when not declared, to see it refused), ``completion.result`` the
-shape of what came back.
+variable: ``capabilities.completions`` and ``capabilities.completions-served`` judge
+both directions of the capability (it is sent even when not declared, to see it
+refused), ``completion.result`` the shape of what came back.
 
 Example (what the feature phase does with it)::
 
@@ -21,8 +21,8 @@ from typing import Any
 import anyio
 
 from ..client import ClientSession
-from ..client.errors import ServerError
 from ..protocol.errors import McpError
+from .lists import capability_verdicts
 from .model import transcript_evidence as _entry
 from .recorder import SAMPLE, CheckupCore, Exchange
 from .shapes import argument_problems, completion_problems, message_problems
@@ -32,7 +32,8 @@ PROMPT_CHECKS = ("prompts.arguments", "prompts.get")
 
 
 class PromptChecks(CheckupCore):
-    """prompts.arguments, prompts.get, capabilities.completions and completion.result."""
+    """prompts.arguments, prompts.get, capabilities.completions (both directions) and
+    completion.result."""
 
     async def prompts(self, main: ClientSession, prompts: list[Any]) -> None:
         listing = [_entry("main", e) for e in main.transcript
@@ -84,22 +85,8 @@ class PromptChecks(CheckupCore):
         answer, evidence = await self.exchange(
             main, "main", "completion/complete", {"ref": ref, "argument": argument},
             force=not declared)
-        check = "capabilities.completions"
-        served = isinstance(answer, dict) or (isinstance(answer, ServerError)
-                                              and answer.code != -32601)
-        if declared:
-            self.put(check, "pass" if served else "fail",
-                     f"declared, and completion/complete answered "
-                     f"{'a result' if isinstance(answer, dict) else answer}", evidence)
-        elif isinstance(answer, dict):
-            self.put(check, "fail", "completions not declared, yet completion/complete "
-                     "answered a result", evidence)
-        elif isinstance(answer, ServerError) and answer.code == -32601:
-            self.put(check, "pass", "not declared, and completion/complete refused with -32601",
-                     evidence)
-        else:
-            self.put(check, "warn", f"not declared; completion/complete answered {answer} "
-                     "(JSON-RPC's code for a method not available is -32601)", evidence)
+        capability_verdicts(self, "completions", "completion/complete", declared, answer,
+                            evidence, served_errors=True)
         if not isinstance(answer, dict):
             self.skip(["completion.result"], f"no completion result to judge ({answer})"[:300])
             return

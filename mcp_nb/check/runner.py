@@ -33,11 +33,12 @@ import anyio
 from ..client import ClientSession
 from ..protocol.errors import McpError
 from .apps_rules import check_apps
+from .catalogue import CHECKS
 from .features import FeatureChecks
 from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
-from .model import CHECKS, Report, Result
+from .model import Report, Result
 from .sessions import Target, describe, is_url
 from .stateless_rules import judge_stateless
 
