@@ -46,21 +46,21 @@ def capability_verdicts(recorder: Recorder, kind: str, method: str, declared: bo
     code = answer.code if isinstance(answer, ServerError) else None
     answered = isinstance(answer, dict) or (served_errors and code not in (None, -32601))
     said = _("a result") if isinstance(answer, dict) else (
-        _("error {code}").format(code=code) if code is not None else str(answer))
+        _("error {code}").format(code=code) if code is not None
+        else _("no answer ({error})").format(error=answer))
     if answered:
         if declared:
-            recorder.put(must, "pass", _("declared, and {method} answered {said}").format(
+            recorder.put(must, "pass", _("declared, and {method} got {said}").format(
                 method=method, said=said), evidence)
         else:
-            recorder.put(must, "fail", _("{kind} not declared, yet {method} answered "
-                                         "{said}").format(kind=kind, method=method, said=said),
-                         evidence)
+            recorder.put(must, "fail", _("{kind} not declared, yet {method} got {said}").format(
+                kind=kind, method=method, said=said), evidence)
     elif declared:
-        recorder.skip([must], _("{method} answered {said}: nothing is served beyond what is "
+        recorder.skip([must], _("{method} got {said}: nothing is served beyond what is "
                                 "declared (see {check})").format(method=method, said=said,
                                                                  check=served))
     elif code == -32601 or code is None:
-        recorder.put(must, "pass", _("not declared, and {method} answered {said}").format(
+        recorder.put(must, "pass", _("not declared, and {method} got {said}").format(
             method=method, said=said), evidence)
     else:
         recorder.put(must, "warn", _(
@@ -69,10 +69,10 @@ def capability_verdicts(recorder: Recorder, kind: str, method: str, declared: bo
     if not declared:
         recorder.skip([served], _("{kind} not declared").format(kind=kind))
     elif answered:
-        recorder.put(served, "pass", _("declared, and {method} answered {said}").format(
+        recorder.put(served, "pass", _("declared, and {method} got {said}").format(
             method=method, said=said), evidence)
     else:
-        detail = _("{kind} declared, yet {method} answered {said}").format(
+        detail = _("{kind} declared, yet {method} got {said}").format(
             kind=kind, method=method, said=said)
         if not strict:
             detail += _(" (a MUST of 2026-07-28; the revision this session speaks has no such "
@@ -94,7 +94,7 @@ class ListChecks(CheckupCore):
             declared = capability in main.capabilities.server
             answer, evidence = await self.exchange(main, "main", method, force=not declared)
             capability_verdicts(self, capability, method, declared, answer, evidence,
-                                strict=main.era == "stateless")
+                                strict=(main.negotiated_version or "") >= "2026-07-28")
             if isinstance(answer, dict):
                 items = answer.get(key) if isinstance(answer.get(key), list) else []
                 listed[capability] = list(items)

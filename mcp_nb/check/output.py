@@ -16,11 +16,18 @@ from typing import Any
 
 from ..i18n import _
 from ..protocol.plaintext import plain_text
-from .model import Report, Result
+from .model import LEVEL_LEGEND, LEVELS, Report, Result
 
 MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A "}
 # XML 1.0 cannot carry most C0 controls, lone surrogates, U+FFFE/U+FFFF at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def level_legend(report: Report) -> list[str]:
+    """One line per level the report's checks carry: what it means for a verdict (only a
+    MUST of the spec can fail), in the kit's language."""
+    used = {r.check.rule.level for r in report.results}
+    return [f"[{level}] {_(LEVEL_LEGEND[level])}" for level in LEVELS if level in used]
 
 
 def text_summary(report: Report) -> str:
@@ -41,6 +48,7 @@ def text_summary(report: Report) -> str:
                  f"warned, {counts['not-applicable']} not applicable")
     if not report.allowed_tools:
         lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
+    lines += level_legend(report)
     return "\n".join(lines)
 
 
@@ -171,8 +179,10 @@ def html_report(report: Report, *, stable: bool = False) -> str:
         skipped=counts["not-applicable"], seconds=f"{report.seconds:.2f}")
     headings = "".join(f"<th>{html.escape(h)}</th>" for h in
                        ("", _("check"), _("rule"), _("observed"), _("evidence")))
+    legend = "<br>".join(html.escape(line) for line in level_legend(report))
     return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}</p>'
-            f"<table><tr>{headings}</tr>{''.join(rows)}</table></div>")
+            f"<table><tr>{headings}</tr>{''.join(rows)}</table>"
+            f'<p class="legend"><small>{legend}</small></p></div>')
 
 
 class DisplayedReport:
