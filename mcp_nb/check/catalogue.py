@@ -161,7 +161,9 @@ _CHECK_LIST = (
                 "inputSchema: JSON Schema defining expected parameters … Defaults to 2020-12 "
                 "if no $schema field is present … MUST be a valid JSON Schema object (not "
                 "null). (basic#json-schema-usage: Schemas MUST be valid according to their "
-                "declared or default dialect.)"),
+                "declared or default dialect.)",
+                "A schema whose type is not \"object\" breaks the schema's Tool.inputSchema "
+                "(type: \"object\"), not a sentence: on its own it warns."),
           N_("Give every tool an inputSchema such as {\"type\": \"object\"} that validates as "
           "JSON Schema (2020-12 unless $schema says otherwise).")),
     Check("tools.output-schema", "tools", N_("outputSchema valid, structuredContent conforms"),
