@@ -20,7 +20,8 @@ import pytest
 from http_support import PEERS, ServerProcess, everything_http, install_everything, lab_server
 
 from mcp_nb.check import CHECKS, Result, html_report, junit_xml, run_checkup, text_summary
-from mcp_nb.check.model import APPS_SPEC, Report
+from mcp_nb.check.catalogue import APPS_SPEC
+from mcp_nb.check.model import LEVELS, SPEC_LEVELS, Report
 from mcp_nb.client import ClientSession, lab_command
 from mcp_nb.transports import StdioTransport
 
@@ -43,14 +44,52 @@ def test_a_should_can_only_warn() -> None:
     assert should.rule.level == "SHOULD" and must.rule.level == "MUST"
     assert Result.make(should, "fail", "x").outcome == "warn"
     assert Result.make(must, "fail", "x").outcome == "fail"
-    # Every check cites a rule of a revision, with its level and the spec's words.
+    # Neither the schema's types nor the kit's inference can fail a server.
+    for level in ("MUST (schema)", "inferred"):
+        check = next(c for c in CHECKS.values() if c.rule.level == level)
+        assert Result.make(check, "fail", "x").outcome == "warn"
+
+
+#: A party other than the server: a sentence whose keyword follows only these binds them.
+_OTHER_PARTY = re.compile(r"\b(clients?|hosts?)\b", re.IGNORECASE)
+_SERVER = re.compile(r"\b(servers?|receivers?|both parties)\b", re.IGNORECASE)
+
+
+def _says_to_the_server(quote: str, keyword: str) -> bool:
+    """Whether some sentence of ``quote`` carries ``keyword`` in capitals (RFC 2119) without
+    addressing it to the client or the host alone."""
+    for sentence in re.split(r"(?<=[.;…])\s+|\s+…\s+", quote):
+        found = re.search(rf"\b{keyword}\b", sentence)
+        if found:
+            head = sentence[:found.start()]
+            if not _OTHER_PARTY.search(head) or _SERVER.search(head):
+                return True
+    return False
+
+
+def test_every_level_is_the_specs_word_for_the_server() -> None:
+    # No exemption: every check's level is one of the kinds, and a spec level is the keyword
+    # its quote says, in capitals, to the server; what the schema's types or the kit infers is
+    # labelled so (with a note saying what it rests on) and can only warn.
     for check in CHECKS.values():
-        assert check.rule.level in ("MUST", "SHOULD", "MAY")
-        assert check.rule.url.startswith(("https://modelcontextprotocol.io/specification/",
-                                          APPS_SPEC))
-        # The level is the spec's own word, or the schema's types (the source of truth).
-        assert check.rule.level in check.rule.quote or check.rule.section.startswith("schema#")
-        assert check.fix
+        rule = check.rule
+        assert rule.level in LEVELS, check.id
+        assert rule.url.startswith(("https://modelcontextprotocol.io/specification/",
+                                    APPS_SPEC)), check.id
+        assert check.fix and rule.quote, check.id
+        if rule.level in SPEC_LEVELS:
+            assert _says_to_the_server(rule.quote, rule.level), (check.id, rule.quote)
+        else:
+            assert rule.note, f"{check.id}: a {rule.level} rule says what it rests on"
+        if rule.level == "MUST (schema)":
+            # The quote is the schema's (or the extension's interface's) type.
+            assert re.match(r"[A-Za-z]\w*( extends \w+)?: ", rule.quote), (check.id, rule.quote)
+        assert (Result.make(check, "fail", "x").outcome == "fail") == (rule.level == "MUST")
+    # The test itself tells the parties apart.
+    assert not _says_to_the_server("MCP clients MUST use the S256 code challenge method", "MUST")
+    assert not _says_to_the_server("the client SHOULD initiate shutdown", "SHOULD")
+    assert _says_to_the_server("Authorization servers and MCP clients SHOULD support", "SHOULD")
+    assert not _says_to_the_server("no sentence says Must here", "MUST")
 
 
 async def test_the_healthy_lab_passes_over_stdio_with_calls_allowed() -> None:
@@ -268,7 +307,8 @@ PEER_MATRIX = {
     "--broken-cursor": {"lists.pagination": "warn"},  # a SHOULD: never a failure
     "--bad-output": {"tools.output-schema": "fail"},
     "--bad-input-schema": {"tools.input-schema": "fail"},
-    "--bad-annotations": {"tools.annotations": "fail"},
+    # The schema's types, no sentence with a keyword: a warning (docs/checkup.md, Levels).
+    "--bad-annotations": {"tools.annotations": "warn"},
 }
 
 

@@ -60,7 +60,7 @@ OVERLAPS = (
     Overlap("server-initialize@2025-11-25", "server-initialize", "lifecycle.version-answer"),
     Overlap("server-initialize@2025-11-25", "server-session-id-visible-ascii", "http.session-id"),
     Overlap("ping@2025-11-25", "ping", "lifecycle.ping"),
-    Overlap("logging-set-level@2025-11-25", "logging-set-level", "capabilities.logging"),
+    Overlap("logging-set-level@2025-11-25", "logging-set-level", "capabilities.logging-served"),
     Overlap("tools-list@2025-11-25", "tools-name-format", "tools.names"),
     Overlap("json-schema-2020-12@2025-11-25", "json-schema-2020-12-tool-found",
             "tools.input-schema"),

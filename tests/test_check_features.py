@@ -25,7 +25,9 @@ pytestmark = pytest.mark.anyio
 
 TIMEOUT = 3.0
 #: The checks this file calibrates (the rest are tests/test_check.py's).
-FEATURE_CHECKS = ("lifecycle.shutdown", "capabilities.completions", "capabilities.logging",
+FEATURE_CHECKS = ("lifecycle.shutdown", "capabilities.completions",
+                  "capabilities.completions-served", "capabilities.logging",
+                  "capabilities.logging-served",
                   *TOOL_CALL_CHECKS, "resources.uris", "resources.read", "resources.templates",
                   "resources.subscribe", "prompts.arguments", "prompts.get", "completion.result",
                   "logging.invalid-level", "jsonrpc.batch", "lists.list-changed")
@@ -38,10 +40,16 @@ def verdicts(report: Report) -> dict[str, str]:
 def test_every_feature_check_exists_and_keeps_its_level() -> None:
     for check_id in FEATURE_CHECKS:
         assert check_id in CHECKS, check_id
-    should = {c for c in FEATURE_CHECKS if CHECKS[c].rule.level == "SHOULD"}
-    # No sentence makes these a MUST: they can only warn.
-    assert should == {"lifecycle.shutdown", "tools.input-errors", "tools.unknown-tool",
-                      "tools.cancellation", "logging.invalid-level"}
+    levels = {c: CHECKS[c].rule.level for c in FEATURE_CHECKS if CHECKS[c].rule.level != "MUST"}
+    # No sentence makes these a MUST said to the server: they can only warn.
+    assert levels == {
+        "lifecycle.shutdown": "inferred", "capabilities.completions-served": "inferred",
+        "capabilities.logging-served": "inferred", "tools.input-errors": "inferred",
+        "tools.unknown-tool": "inferred", "tools.cancellation": "SHOULD",
+        "logging.invalid-level": "SHOULD", "resources.read": "MUST (schema)",
+        "resources.templates": "MUST (schema)", "resources.subscribe": "inferred",
+        "prompts.arguments": "MUST (schema)", "prompts.get": "MUST (schema)",
+        "completion.result": "MUST (schema)"}
 
 
 async def test_the_healthy_dual_era_lab_passes_every_feature_check() -> None:
@@ -54,10 +62,11 @@ async def test_the_healthy_dual_era_lab_passes_every_feature_check() -> None:
     assert unchanged.outcome == "not-applicable" and "no list changed" in unchanged.detail
     # The stateless main session could not set a log level or subscribe (2026-07-28 has
     # neither): those ran on the handshake session.
-    for check_id in ("capabilities.logging", "resources.subscribe", "jsonrpc.batch"):
+    for check_id in ("capabilities.logging", "capabilities.logging-served",
+                     "resources.subscribe", "jsonrpc.batch"):
         assert {e["session"] for e in report.result(check_id).evidence} == {"handshake"}
     levels = [e["message"]["params"]["level"] for e in report.result(
-        "capabilities.logging").evidence if e["message"].get("method") == "logging/setLevel"]
+        "capabilities.logging-served").evidence if e["message"].get("method") == "logging/setLevel"]
     # Most severe first: the session ends at debug, hearing everything rather than nothing.
     assert levels == ["emergency", "alert", "critical", "error", "warning", "notice", "info",
                       "debug"]
@@ -115,18 +124,20 @@ async def test_an_open_session_gets_its_log_level_back() -> None:
 FEATURE_KNOB_MATRIX = {
     ("--ignore-stdin-close",): {"lifecycle.shutdown": "warn"},
     ("--omit-capability", "completions"): {"capabilities.completions": "fail"},
-    ("--omit-capability", "logging"): {"capabilities.logging": "fail"},
+    # Undeclared logging/setLevel answered, but no log sent: what the MUST forbids (emitting
+    # undeclared logs) was not seen, so a warning.
+    ("--omit-capability", "logging"): {"capabilities.logging": "warn"},
     ("--ignore-cancel",): {"tools.cancellation": "warn"},
     ("--feature-fault", "arguments-as-protocol-error"): {"tools.input-errors": "warn"},
     ("--feature-fault", "unknown-tool-result"): {"tools.unknown-tool": "warn"},
     ("--feature-fault", "bad-progress"): {"tools.progress": "fail"},
     ("--feature-fault", "bad-resource-uri"): {"resources.uris": "fail"},
     ("--feature-fault", "wrong-read-uri"): {"resources.read": "warn"},
-    ("--feature-fault", "bad-uri-template"): {"resources.templates": "fail"},
-    ("--feature-fault", "no-subscribe"): {"resources.subscribe": "fail"},
-    ("--feature-fault", "bad-prompt-arguments"): {"prompts.arguments": "fail"},
-    ("--feature-fault", "bad-prompt-role"): {"prompts.get": "fail"},
-    ("--feature-fault", "bad-completion"): {"completion.result": "fail"},
+    ("--feature-fault", "bad-uri-template"): {"resources.templates": "warn"},
+    ("--feature-fault", "no-subscribe"): {"resources.subscribe": "warn"},
+    ("--feature-fault", "bad-prompt-arguments"): {"prompts.arguments": "warn"},
+    ("--feature-fault", "bad-prompt-role"): {"prompts.get": "warn"},
+    ("--feature-fault", "bad-completion"): {"completion.result": "warn"},
     ("--feature-fault", "loose-log-level"): {"logging.invalid-level": "warn"},
     ("--feature-fault", "answer-batches"): {"jsonrpc.batch": "fail"},
     ("--feature-fault", "undeclared-list-changed"): {"lists.list-changed": "fail"},
@@ -239,7 +250,9 @@ async def test_a_tool_call_the_client_would_not_send_is_not_judged() -> None:
 
 async def test_a_declared_list_that_fails_is_not_called_undeclared() -> None:
     report = await run_checkup(lab_command("--never-answer", "prompts/list"), timeout=1.0)
-    assert report.result("capabilities.prompts").outcome == "fail", text_summary(report)
+    # Declared and not answered: 2026-07-28's MUST (the lab's main session is stateless).
+    assert report.result("capabilities.prompts-served").outcome == "fail", text_summary(report)
+    assert report.result("capabilities.prompts").outcome == "not-applicable"
     why = report.result("prompts.get").detail
     assert why == "the server declares prompts but its list could not be read " \
-                  "(see capabilities.prompts)"
+                  "(see capabilities.prompts-served)"

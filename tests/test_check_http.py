@@ -52,7 +52,8 @@ HTTP_KNOBS = {
     ("--auth", "--auth-fault", "resource-mismatch"): {"auth.resource-metadata": "fail"},
     ("--auth", "--auth-fault", "wrong-issuer"): {"auth.server-metadata": "fail"},
     ("--auth", "--auth-fault", "html-metadata"): {"auth.server-metadata": "fail"},
-    ("--auth", "--auth-fault", "no-s256"): {"auth.pkce-s256": "fail"},
+    # The S256 MUSTs are the client's: a server without it only warns (inferred).
+    ("--auth", "--auth-fault", "no-s256"): {"auth.pkce-s256": "warn"},
     ("--auth", "--auth-fault", "pre-registered-only"): {"auth.client-registration": "warn"},
 }
 
@@ -187,7 +188,8 @@ def test_session_id_randomness_estimate() -> None:
 APPS_KNOBS = {
     ("--apps", "--app-fault", "wrong-mime"): {"apps.mime-type": "fail"},
     ("--apps", "--app-fault", "missing-resource"): {"apps.resource": "fail"},
-    ("--apps", "--app-fault", "bad-csp"): {"apps.csp": "fail"},
+    # The CSP's types are the interface's; its MUSTs are the host's: a warning.
+    ("--apps", "--app-fault", "bad-csp"): {"apps.csp": "warn"},
 }
 
 

@@ -23,8 +23,8 @@ import pytest
 from http_support import ROOT, lab_server
 
 from mcp_nb.check import __main__ as cli
+from mcp_nb.check.catalogue import CHECKS
 from mcp_nb.check.diff import diff_reports
-from mcp_nb.check.model import CHECKS
 from mcp_nb.client import lab_command
 
 TIMEOUT = "3"

@@ -11,8 +11,9 @@
 docs/checkup.md lists every check with its rule and level.
 """
 
+from .catalogue import CHECKS
 from .diff import ReportDiff, diff_html, diff_reports, diff_text
-from .model import CHECKS, Check, Report, Result, SpecRule
+from .model import Check, Report, Result, SpecRule
 from .output import DisplayedReport, html_report, junit_xml, text_summary, to_json
 from .runner import run_checkup
 from .targets import ServerEntry, load_config, run_entry_checkup, server_entry

@@ -61,7 +61,7 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
                     # Declared but its list failed: capabilities.<kind> reports that; the
                     # reason here must not say it was never declared.
                     self.skip(checks, f"the server declares {kind} but its list could not "
-                              f"be read (see capabilities.{kind})")
+                              f"be read (see capabilities.{kind}-served)")
                 else:
                     self.skip(checks, f"the server does not declare {kind}")
             group.start_soon(self.completion, main, listed.get("prompts") or [])

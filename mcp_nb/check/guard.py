@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..i18n import _
-from .model import CHECKS, Report, Result
+from .catalogue import CHECKS
+from .model import Report, Result
 from .recorder import CheckupCore
 from .sessions import describe
 

@@ -3,8 +3,8 @@
 Revision 2026-07-28 removed ``logging/setLevel`` and ``resources/subscribe``, and
 batches left JSON-RPC's MCP with 2025-06-18, so these run on a session that
 initialized (the main one, or the lifecycle's second one beside a stateless main
-session), concurrently with the lifecycle checks: ``capabilities.logging`` and
-``logging.invalid-level``, ``resources.subscribe``, and ``jsonrpc.batch`` (over
+session), concurrently with the lifecycle checks: ``capabilities.logging`` (both
+directions) and ``logging.invalid-level``, ``resources.subscribe``, and ``jsonrpc.batch`` (over
 stdio only).  ``logging/setLevel`` is side-effect free by the spec, and the
 session gets back the level it had set.
 
@@ -38,12 +38,14 @@ BATCH = json.dumps([{"jsonrpc": "2.0", "id": "checkup-batch", "method": "ping"}]
 #: How long the batch's answer is awaited after the ping that follows it was answered.
 BATCH_SETTLE = 0.1
 #: Checks that need the handshake era (2026-07-28 removed what they exercise).
-HANDSHAKE_FEATURE_CHECKS = ("capabilities.logging", "logging.invalid-level",
+HANDSHAKE_FEATURE_CHECKS = ("capabilities.logging", "capabilities.logging-served",
+                            "logging.invalid-level",
                             "resources.subscribe", "jsonrpc.batch")
 
 
 class HandshakeFeatureChecks(CheckupCore):
-    """capabilities.logging, logging.invalid-level, resources.subscribe and jsonrpc.batch."""
+    """capabilities.logging (both directions), logging.invalid-level, resources.subscribe and
+    jsonrpc.batch."""
 
     async def handshake_features(self, session: ClientSession, name: str) -> None:
         """Every check here on ``session`` (named ``name`` in the evidence), concurrently."""
@@ -53,9 +55,11 @@ class HandshakeFeatureChecks(CheckupCore):
             group.start_soon(self.batch, session, name)
 
     async def logging(self, session: ClientSession, name: str) -> None:
-        check = "capabilities.logging"
+        check, served = "capabilities.logging", "capabilities.logging-served"
+        logs = [_entry(name, e) for e in session.transcript
+                if e.direction == "recv" and e.method == LOG_NOTIFICATION][:3]
         if "logging" not in session.capabilities.server:
-            self.skip(["logging.invalid-level"], "the server does not declare logging")
+            self.skip(["logging.invalid-level", served], "the server does not declare logging")
             answer, evidence = await self.exchange(session, name, "logging/setLevel",
                                                    {"level": "info"}, force=True)
             logs = [_entry(name, e) for e in session.transcript
@@ -64,11 +68,11 @@ class HandshakeFeatureChecks(CheckupCore):
                 self.put(check, "fail", "logging not declared, yet notifications/message "
                          "arrived", logs + evidence)
             elif isinstance(answer, dict):
-                self.put(check, "fail", "logging not declared, yet logging/setLevel answered "
-                         "a result", evidence)
+                self.put(check, "warn", "logging not declared and no notifications/message "
+                         "arrived, yet logging/setLevel answered a result", evidence)
             elif isinstance(answer, ServerError) and answer.code == -32601:
-                self.put(check, "pass", "not declared, and logging/setLevel refused with "
-                         "-32601", evidence)
+                self.put(check, "pass", "not declared, no notifications/message arrived, and "
+                         "logging/setLevel refused with -32601", evidence)
             else:
                 self.put(check, "warn", f"not declared; logging/setLevel answered {answer} "
                          "(JSON-RPC's code for a method not available is -32601)", evidence)
@@ -85,7 +89,9 @@ class HandshakeFeatureChecks(CheckupCore):
             evidence += entries
             if not isinstance(answer, dict):
                 refused.append(f"{level}: {answer}")
-        self.put(check, "fail" if refused else "pass",
+        self.put(check, "pass", f"declared: the notifications/message it sends "
+                 f"({len(logs)} so far) are declared", logs + evidence[:2])
+        self.put(served, "fail" if refused else "pass",
                  "declared, yet logging/setLevel refused " + "; ".join(refused) if refused else
                  f"declared, and logging/setLevel accepted all {len(LOG_LEVELS)} levels",
                  evidence)

@@ -1,8 +1,9 @@
 """The checkup's capability and list checks on the main session.
 
 Each of ``tools/list``, ``resources/list`` and ``prompts/list`` is sent once,
-concurrently, declared or not (``capabilities.*``: a list not declared should be
-refused with -32601); every ``nextCursor`` is followed (``lists.pagination``).
+concurrently, declared or not (``capabilities.*``: a server that answers a list
+MUST have declared it; ``capabilities.*-served``: a declared list is answered);
+every ``nextCursor`` is followed (``lists.pagination``).
 What the lists hold is what the feature areas then judge.  ``lists.list-changed``
 is judged at the end, over every session the checkup opened.
 
@@ -21,7 +22,7 @@ from ..client import ClientSession
 from ..client.errors import ServerError
 from ..i18n import _
 from .model import transcript_evidence as _entry
-from .recorder import CheckupCore
+from .recorder import CheckupCore, Recorder
 
 #: Each listing capability: the method that lists it, and the key of the result's items.
 LISTS = {"tools": ("tools/list", "tools"), "resources": ("resources/list", "resources"),
@@ -30,9 +31,58 @@ LISTS = {"tools": ("tools/list", "tools"), "resources": ("resources/list", "reso
 MAX_PAGES = 50
 
 
+def capability_verdicts(recorder: Recorder, kind: str, method: str, declared: bool, answer: Any,
+                        evidence: list[dict[str, Any]], *, strict: bool = True,
+                        served_errors: bool = False) -> None:
+    """Both directions of a capability, from one request of its method (forced when not
+    declared): ``capabilities.<kind>`` (a server that answers it supports it, so MUST have
+    declared it) and ``capabilities.<kind>-served`` (declared, so it is answered).
+
+    ``strict``: the session speaks the revision whose MUST the served check cites (else a
+    refusal only warns); ``served_errors``: an error other than -32601 still shows the method
+    is served (completion/complete refusing a made-up reference).
+    """
+    must, served = f"capabilities.{kind}", f"capabilities.{kind}-served"
+    code = answer.code if isinstance(answer, ServerError) else None
+    answered = isinstance(answer, dict) or (served_errors and code not in (None, -32601))
+    said = _("a result") if isinstance(answer, dict) else (
+        _("error {code}").format(code=code) if code is not None
+        else _("no answer ({error})").format(error=answer))
+    if answered:
+        if declared:
+            recorder.put(must, "pass", _("declared, and {method} got {said}").format(
+                method=method, said=said), evidence)
+        else:
+            recorder.put(must, "fail", _("{kind} not declared, yet {method} got {said}").format(
+                kind=kind, method=method, said=said), evidence)
+    elif declared:
+        recorder.skip([must], _("{method} got {said}: nothing is served beyond what is "
+                                "declared (see {check})").format(method=method, said=said,
+                                                                 check=served))
+    elif code == -32601 or code is None:
+        recorder.put(must, "pass", _("not declared, and {method} got {said}").format(
+            method=method, said=said), evidence)
+    else:
+        recorder.put(must, "warn", _(
+            "not declared; {method} refused with {code} (JSON-RPC's code for a method not "
+            "available is -32601)").format(method=method, code=code), evidence)
+    if not declared:
+        recorder.skip([served], _("{kind} not declared").format(kind=kind))
+    elif answered:
+        recorder.put(served, "pass", _("declared, and {method} got {said}").format(
+            method=method, said=said), evidence)
+    else:
+        detail = _("{kind} declared, yet {method} got {said}").format(
+            kind=kind, method=method, said=said)
+        if not strict:
+            detail += _(" (a MUST of 2026-07-28; the revision this session speaks has no such "
+                        "sentence, so it only warns)")
+        recorder.put(served, "fail" if strict else "warn", detail, evidence)
+
+
 class ListChecks(CheckupCore):
-    """capabilities.tools, capabilities.resources, capabilities.prompts, lists.pagination and
-    lists.list-changed."""
+    """capabilities.tools, capabilities.resources, capabilities.prompts (each with its
+    ``-served`` direction), lists.pagination and lists.list-changed."""
 
     async def capability_lists(self, main: ClientSession) -> dict[str, list[dict[str, Any]]]:
         """Each list the server answers, every page of it, by capability."""
@@ -43,34 +93,12 @@ class ListChecks(CheckupCore):
             method, key = LISTS[capability]
             declared = capability in main.capabilities.server
             answer, evidence = await self.exchange(main, "main", method, force=not declared)
-            check = f"capabilities.{capability}"
+            capability_verdicts(self, capability, method, declared, answer, evidence,
+                                strict=(main.negotiated_version or "") >= "2026-07-28")
             if isinstance(answer, dict):
-                if declared:
-                    self.put(check, "pass", _("declared, and {method} answered").format(
-                        method=method), evidence)
-                else:
-                    self.put(check, "fail", _("{capability} not declared, yet {method} "
-                                              "answered a result").format(
-                        capability=capability, method=method), evidence)
                 items = answer.get(key) if isinstance(answer.get(key), list) else []
                 listed[capability] = list(items)
                 await self.paginate(main, method, key, answer, listed[capability], pages)
-            elif isinstance(answer, ServerError):
-                if declared:
-                    self.put(check, "fail", _("{capability} declared, yet {method} answered "
-                                              "error {code}").format(
-                        capability=capability, method=method, code=answer.code), evidence)
-                elif answer.code == -32601:
-                    self.put(check, "pass", _("not declared, and {method} refused with "
-                                              "-32601").format(method=method), evidence)
-                else:
-                    self.put(check, "warn", _(
-                        "not declared; {method} refused with {code} (JSON-RPC's code for a "
-                        "method not available is -32601)").format(method=method,
-                                                                  code=answer.code), evidence)
-            else:
-                self.put(check, "fail" if declared else "warn",
-                         f"{method}: {answer}", evidence)
 
         async with anyio.create_task_group() as group:
             for capability in LISTS:

@@ -1,16 +1,20 @@
 """The checkup's model, sans I/O: checks, the rules they enforce, results and the report.
 
 A :class:`Check` enforces one :class:`SpecRule` (revision, section, level and the
-spec's own words).  Running it yields a :class:`Result` whose outcome is pass,
-fail, warn or not-applicable (verdicts on the server), or error (the check itself crashed)
-or could-not-check (the connection never reached MCP), with the evidence (transcript
-entries or an HTTP exchange) and a one-line fix.  The level is kept apart as DESIGN.md asks: a
-SHOULD or a MAY can only warn, and :meth:`Result.make` enforces that so no check
-can turn a recommendation into a failure by mistake.
+spec's own words); the catalogue of checks is :mod:`mcp_nb.check.catalogue`.
+Running a check yields a :class:`Result` whose outcome is pass, fail, warn or
+not-applicable (verdicts on the server), or error (the check itself crashed) or
+could-not-check (the connection never reached MCP), with the evidence (transcript entries
+or an HTTP exchange) and a one-line fix.  The level is kept apart as DESIGN.md asks: only a
+MUST the cited revision says to the server can fail; a SHOULD or a MAY, a rule read from the
+schema's types (``MUST (schema)``) and one the kit infers (``inferred``) can only
+warn, and :meth:`Result.make` enforces that so no check can turn a recommendation
+into a failure by mistake.
 
 Example::
 
-    >>> from mcp_nb.check.model import CHECKS, Result
+    >>> from mcp_nb.check.catalogue import CHECKS
+    >>> from mcp_nb.check.model import Result
     >>> check = CHECKS["tools.names"]
     >>> Result.make(check, "fail", "a tool is named 'a b'").outcome   # a SHOULD only warns
     'warn'
@@ -25,7 +29,23 @@ from typing import Any, Literal
 from ..i18n import N_, _
 from ..protocol.findings import SPEC_BASE_URL
 
-Level = Literal["MUST", "SHOULD", "MAY"]
+#: How strongly a rule binds the server.  The first three are RFC 2119's keywords as the cited
+#: sentence writes them, addressed to the server; ``MUST (schema)`` is the schema's types (the
+#: source of truth, but no sentence with a keyword); ``inferred`` is the kit's reading of what
+#: the spec implies.  Only a ``MUST`` can fail: every other level can only warn.
+Level = Literal["MUST", "SHOULD", "MAY", "MUST (schema)", "inferred"]
+LEVELS: tuple[Level, ...] = ("MUST", "SHOULD", "MAY", "MUST (schema)", "inferred")
+#: The levels a spec sentence states in its own words (RFC 2119 keywords, in capitals).
+SPEC_LEVELS: tuple[Level, ...] = ("MUST", "SHOULD", "MAY")
+#: One line per level: what it means for a verdict (the reports' legend).
+LEVEL_LEGEND: dict[Level, str] = {
+    "MUST": N_("a sentence of the cited revision says MUST to the server: breaking it fails"),
+    "SHOULD": N_("the spec says SHOULD (or SHOULD NOT): a deviation only warns"),
+    "MAY": N_("the spec says MAY: a deviation only warns"),
+    "MUST (schema)": N_("the schema's types say so, no sentence does: a deviation only warns"),
+    "inferred": N_("the kit infers it from the spec, which does not say it to the server: "
+                   "a deviation only warns"),
+}
 Outcome = Literal["pass", "fail", "warn", "not-applicable", "error", "could-not-check"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "warn", "not-applicable", "error",
                                  "could-not-check")
@@ -46,6 +66,9 @@ class SpecRule:
     #: The specification's own page when it is not the core spec's (an extension's, such as
     #: MCP Apps); ``section`` is then the anchor on that page.
     document: str | None = None
+    #: Why the level is what it is when the quote alone does not show it (the kit's words,
+    #: kept out of the quote): what a schema-read or inferred rule rests on.
+    note: str | None = None
 
     @property
     def url(self) -> str:
@@ -92,7 +115,8 @@ class Result:
     @classmethod
     def make(cls, check: Check, outcome: Outcome, detail: str,
              evidence: list[dict[str, Any]] | None = None) -> Result:
-        """A result; a fail of a rule that is not a MUST is a warn (a SHOULD can only warn)."""
+        """A result; a fail of a rule that is not a spec MUST is a warn (a SHOULD, a schema's
+        type or the kit's inference can only warn)."""
         if outcome == "fail" and check.rule.level != "MUST":
             outcome = "warn"
         return cls(check, outcome, detail, list(evidence or ()))
@@ -107,7 +131,7 @@ class Result:
             "id": self.check.id, "area": self.check.area, "title": self.check.title,
             "outcome": self.outcome, "detail": self.detail,
             "rule": {"revision": rule.revision, "section": rule.section, "level": rule.level,
-                     "quote": rule.quote, "url": rule.url},
+                     "quote": rule.quote, "note": rule.note, "url": rule.url},
             "fix": self.check.fix if self.outcome in ("fail", "warn") else None,
             "evidence": self.evidence,
         }
@@ -171,423 +195,3 @@ class Report:
             "results": [r.to_dict() for r in self.results],
             "requestsSent": self.requests_sent,
         }
-
-
-def _rule(revision: str, section: str, level: Level, quote: str) -> SpecRule:
-    return SpecRule(revision, section, level, quote)
-
-
-_R = "2025-11-25"
-#: MCP Apps (SEP-1865): its stable revision and where its text is.
-APPS_REVISION = "2026-01-26"
-APPS_SPEC = ("https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/"
-             f"{APPS_REVISION}/apps.mdx")
-
-_CHECK_LIST = (
-    Check("lifecycle.initialize-result", "lifecycle",
-          N_("initialize result fields present and typed"),
-          _rule(_R, "basic/lifecycle#initialization", "MUST",
-                "The server MUST respond with its own capabilities and information "
-                "(InitializeResult: protocolVersion, capabilities, serverInfo)."),
-          N_("Answer initialize with protocolVersion (string), capabilities (object) and "
-          "serverInfo (object with name and version strings).")),
-    Check("lifecycle.version-answer", "lifecycle",
-          N_("the answered version is one the spec defines"),
-          _rule(_R, "basic/lifecycle#version-negotiation", "MUST",
-                "If the server supports the requested protocol version, it MUST respond with "
-                "the same version. Otherwise, the server MUST respond with another protocol "
-                "version it supports."),
-          N_("Echo the client's version when you support it; never answer a version that does "
-          "not exist.")),
-    Check("lifecycle.unknown-version", "lifecycle",
-          N_("an unknown version offered gets a counter-offer"),
-          _rule(_R, "basic/lifecycle#version-negotiation", "MUST",
-                "Otherwise, the server MUST respond with another protocol version it "
-                "supports. This SHOULD be the latest version supported by the server."),
-          N_("When the offered version is unknown, answer initialize with your latest supported "
-          "version instead of an error.")),
-    Check("lifecycle.ping", "lifecycle", N_("ping answered"),
-          _rule(_R, "basic/utilities/ping#behavior-requirements", "MUST",
-                "The receiver MUST respond promptly with an empty response."),
-          N_("Answer ping at once with an empty result {}, even while other work is running.")),
-    Check("lifecycle.requests-before-initialized", "lifecycle",
-          N_("no requests but ping before initialized"),
-          _rule(_R, "basic/lifecycle#initialization", "SHOULD",
-                "The server SHOULD NOT send requests other than pings and logging before "
-                "receiving the initialized notification."),
-          N_("Wait for notifications/initialized before sending the client requests.")),
-    Check("lifecycle.shutdown", "lifecycle", N_("stdio: the server exits when its stdin closes"),
-          _rule(_R, "basic/lifecycle#stdio", "SHOULD",
-                "For the stdio transport, the client SHOULD initiate shutdown by: First, "
-                "closing the input stream to the child process (the server); Waiting for the "
-                "server to exit, or sending SIGTERM if the server does not exit within a "
-                "reasonable time … (No sentence obliges the server itself: exiting at EOF is "
-                "what this sequence waits for, so a server that needs SIGTERM only warns.)"),
-          N_("Exit when stdin reaches EOF (finish or cancel in-flight work first) instead of "
-          "waiting for a signal.")),
-    Check("capabilities.tools", "capabilities", N_("tools: declared ⇔ tools/list served"),
-          _rule(_R, "server/tools#capabilities", "MUST",
-                "Servers that support tools MUST declare the `tools` capability."),
-          N_("Declare the tools capability exactly when you serve tools/list; answer it "
-          "with -32601 (method not found) otherwise.")),
-    Check("capabilities.resources", "capabilities",
-          N_("resources: declared ⇔ resources/list served"),
-          _rule(_R, "server/resources#capabilities", "MUST",
-                "Servers that support resources MUST declare the `resources` capability."),
-          N_("Declare the resources capability exactly when you serve resources/list; answer it "
-          "with -32601 (method not found) otherwise.")),
-    Check("capabilities.prompts", "capabilities", N_("prompts: declared ⇔ prompts/list served"),
-          _rule(_R, "server/prompts#capabilities", "MUST",
-                "Servers that support prompts MUST declare the `prompts` capability."),
-          N_("Declare the prompts capability exactly when you serve prompts/list; answer it "
-          "with -32601 (method not found) otherwise.")),
-    Check("capabilities.completions", "capabilities",
-          N_("completions: declared ⇔ completion/complete served"),
-          _rule(_R, "server/utilities/completion#capabilities", "MUST",
-                "Servers that support completions MUST declare the `completions` capability."),
-          N_("Declare completions exactly when you serve completion/complete; answer it with "
-          "-32601 (method not found) otherwise.")),
-    Check("capabilities.logging", "capabilities",
-          N_("logging: declared ⇔ logging/setLevel served (every level), no log undeclared"),
-          _rule(_R, "server/utilities/logging#capabilities", "MUST",
-                "Servers that emit log message notifications MUST declare the `logging` "
-                "capability. (basic/lifecycle#operation: both parties MUST only use "
-                "capabilities that were successfully negotiated.)"),
-          N_("Declare logging when you send notifications/message, and then accept "
-          "logging/setLevel with each of the eight RFC 5424 levels; otherwise answer it "
-          "with -32601.")),
-    Check("tools.names", "tools", N_("tool names follow the naming rules"),
-          _rule(_R, "server/tools#tool-names", "SHOULD",
-                "Tool names SHOULD be between 1 and 128 characters in length (inclusive). "
-                "The following SHOULD be the only allowed characters: uppercase and lowercase "
-                "ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), and dot "
-                "(.) Tool names SHOULD be unique within a server."),
-          N_("Rename tools to 1 to 128 characters of A-Z a-z 0-9 _ - . and keep names unique.")),
-    Check("tools.input-schema", "tools", N_("inputSchema is a valid JSON Schema object schema"),
-          _rule(_R, "server/tools#tool", "MUST",
-                "inputSchema: JSON Schema defining expected parameters … Defaults to 2020-12 "
-                "if no $schema field is present … MUST be a valid JSON Schema object (not "
-                "null). (basic#json-schema-usage: Schemas MUST be valid according to their "
-                "declared or default dialect.)"),
-          N_("Give every tool an inputSchema such as {\"type\": \"object\"} that validates as "
-          "JSON Schema (2020-12 unless $schema says otherwise).")),
-    Check("tools.output-schema", "tools", N_("outputSchema valid, structuredContent conforms"),
-          _rule(_R, "server/tools#output-schema", "MUST",
-                "If an output schema is provided: Servers MUST provide structured results "
-                "that conform to this schema."),
-          N_("Make outputSchema a valid object schema and return structuredContent that "
-          "validates against it.")),
-    Check("tools.annotations", "tools", N_("annotations well-formed"),
-          _rule(_R, "schema#toolannotations", "MUST",
-                "ToolAnnotations: title?: string; readOnlyHint?: boolean; destructiveHint?: "
-                "boolean; idempotentHint?: boolean; openWorldHint?: boolean. (The schema is "
-                "\"the source of truth for all protocol messages and structures\", basic#schema: "
-                "no sentence says MUST, but a Tool that breaks it is not an MCP Tool.)"),
-          N_("Send annotations as an object whose hints are booleans and title a string.")),
-    Check("tools.input-errors", "tools", N_("arguments breaking inputSchema get an isError result"),
-          _rule(_R, "server/tools#error-handling", "SHOULD",
-                "Tool Execution Errors: Reported in tool results with isError: true: … Input "
-                "validation errors (e.g., date in wrong format, value out of range) … "
-                "(changelog: \"Clarify that input validation errors should be returned as Tool "
-                "Execution Errors rather than Protocol Errors to enable model "
-                "self-correction\": no MUST, so at most a SHOULD.)"),
-          N_("Answer arguments that break the inputSchema with a result {isError: true} saying "
-          "what is wrong, so the model can retry.")),
-    Check("tools.unknown-tool", "tools", N_("an unknown tool name gets a JSON-RPC error"),
-          _rule(_R, "server/tools#error-handling", "SHOULD",
-                "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools … "
-                "Example protocol error: {\"code\": -32602, \"message\": \"Unknown tool: "
-                "invalid_tool_name\"} (The sentence carries no MUST or SHOULD: a deviation "
-                "only warns.)"),
-          N_("Answer tools/call for a name you do not list with a JSON-RPC error (-32602 "
-          "\"Unknown tool\"), not a result.")),
-    Check("tools.progress", "tools", N_("progress echoes the token and increases"),
-          _rule(_R, "basic/utilities/progress#progress-flow", "MUST",
-                "The progress value MUST increase with each notification, even if the total "
-                "is unknown. … Progress notifications MUST only reference tokens that: Were "
-                "provided in an active request; Are associated with an in-progress operation"),
-          N_("Send notifications/progress with the request's own progressToken and a progress "
-          "value larger than the last one.")),
-    Check("tools.cancellation", "tools", N_("a cancelled call is not answered"),
-          _rule(_R, "basic/utilities/cancellation#behavior-requirements", "SHOULD",
-                "Receivers of cancellation notifications SHOULD: Stop processing the cancelled "
-                "request; Free associated resources; Not send a response for the cancelled "
-                "request"),
-          N_("On notifications/cancelled stop the request's work and send no response for it.")),
-    Check("lists.pagination", "lists", N_("nextCursor round-trips"),
-          _rule(_R, "server/utilities/pagination#implementation-guidelines", "SHOULD",
-                "Servers SHOULD: Provide stable cursors; Handle invalid cursors gracefully."),
-          N_("Make every nextCursor you hand out fetch the next page when sent back as cursor.")),
-    Check("lists.list-changed", "lists",
-          N_("list_changed sent only for lists declared listChanged"),
-          _rule(_R, "basic/lifecycle#operation", "MUST",
-                "Both parties MUST: Respect the negotiated protocol version; Only use "
-                "capabilities that were successfully negotiated (server/tools: \"servers that "
-                "declared the listChanged capability SHOULD send a notification\")"),
-          N_("Declare listChanged on tools, resources or prompts before sending their "
-          "notifications/…/list_changed (and send one whenever that list changes).")),
-    Check("resources.uris", "resources", N_("resource URIs are RFC 3986 URIs, mimeType a string"),
-          _rule(_R, "server/resources#custom-uri-schemes", "MUST",
-                "Custom URI schemes MUST be in accordance with RFC3986, taking the above "
-                "guidance in to account. (schema: Resource.uri is @format uri; mimeType?: "
-                "string.)"),
-          N_("List resources under absolute URIs (scheme:rest, spaces and other characters "
-          "outside RFC 3986 percent-encoded) and give mimeType as a string.")),
-    Check("resources.read", "resources", N_("resources/read of a listed resource answers it"),
-          _rule(_R, "schema#readresourceresult", "MUST",
-                "ReadResourceResult: contents: (TextResourceContents | "
-                "BlobResourceContents)[]; ResourceContents: uri: string (The URI of this "
-                "resource.); text: string or blob: string. (A content under another uri than "
-                "the one read only warns: no sentence says they must be equal.)"),
-          N_("Answer resources/read with contents [{uri: the URI read, text or blob: a "
-          "string}].")),
-    Check("resources.templates", "resources", N_("resource templates are RFC 6570 URI templates"),
-          _rule(_R, "schema#resourcetemplate", "MUST",
-                "uriTemplate: string: A URI template (according to RFC 6570) that can be used "
-                "to construct resource URIs. @format uri-template"),
-          N_("Write uriTemplate in RFC 6570 syntax: literals and {expressions} such as "
-          "file:///{path} or {+base}{?q,page}.")),
-    Check("resources.subscribe", "resources",
-          N_("resources.subscribe declared ⇒ subscribe and unsubscribe work"),
-          _rule(_R, "schema#servercapabilities", "MUST",
-                "resources: { subscribe?: boolean (Whether this server supports subscribing "
-                "to resource updates.) } (A declaration the server then refuses is a false "
-                "capability: clients rely on what was negotiated.)"),
-          N_("Serve resources/subscribe and resources/unsubscribe (an empty result) when you "
-          "declare resources.subscribe; leave it out otherwise.")),
-    Check("prompts.arguments", "prompts", N_("prompt arguments well-formed"),
-          _rule(_R, "schema#promptargument", "MUST",
-                "PromptArgument extends BaseMetadata: name: string; description?: string; "
-                "required?: boolean (Whether this argument must be provided.)"),
-          N_("List each prompt's arguments as objects with a string name and, if given, a "
-          "boolean required.")),
-    Check("prompts.get", "prompts", N_("prompts/get answers messages with valid roles and content"),
-          _rule(_R, "schema#promptmessage", "MUST",
-                "PromptMessage: role: Role; content: ContentBlock. Role = \"user\" | "
-                "\"assistant\". (server/prompts: role: Either \"user\" or \"assistant\" to "
-                "indicate the speaker.)"),
-          N_("Answer prompts/get with messages [{role: \"user\" or \"assistant\", content: a "
-          "text, image, audio, resource_link or resource block}].")),
-    Check("completion.result", "completion", N_("completion/complete answers the result's shape"),
-          _rule(_R, "schema#completeresult", "MUST",
-                "CompleteResult: completion: { values: string[] (An array of completion "
-                "values. Must not exceed 100 items.); total?: number; hasMore?: boolean }"),
-          N_("Answer completion/complete with completion {values: at most 100 strings, total: a "
-          "number, hasMore: a boolean}.")),
-    Check("logging.invalid-level", "logging",
-          N_("logging/setLevel refuses an invalid level (-32602)"),
-          _rule(_R, "server/utilities/logging#error-handling", "SHOULD",
-                "Servers SHOULD return standard JSON-RPC errors for common failure cases: "
-                "Invalid log level: -32602 (Invalid params)"),
-          N_("Answer logging/setLevel with a level outside the eight RFC 5424 names with error "
-          "-32602.")),
-    Check("jsonrpc.ids", "jsonrpc", N_("responses echo request ids, one response per request"),
-          _rule(_R, "basic#result-responses", "MUST",
-                "Result responses MUST include the same ID as the request they correspond "
-                "to."),
-          N_("Answer each request exactly once, with its id.")),
-    Check("jsonrpc.error-codes", "jsonrpc",
-          N_("error codes are integers outside JSON-RPC's reserved gaps"),
-          _rule(_R, "basic#error-responses", "MUST",
-                "Error codes MUST be integers. (And all messages MUST follow JSON-RPC 2.0, "
-                "which reserves -32768 to -32000 for its predefined errors and -32099 to "
-                "-32000 for implementation-defined server errors.)"),
-          N_("Use integer codes: JSON-RPC's predefined ones, -32099..-32000, or outside "
-          "-32768..-32000.")),
-    Check("jsonrpc.messages", "jsonrpc", N_("everything received is a valid JSON-RPC message"),
-          _rule(_R, "basic/transports#stdio", "MUST",
-                "The server MUST NOT write anything to its stdout that is not a valid MCP "
-                "message."),
-          N_("Send logs to stderr (or notifications/message), never to stdout.")),
-    Check("jsonrpc.batch", "jsonrpc",
-          N_("a batch is not answered with a batch (stdio, 2025-06-18+)"),
-          _rule(_R, "basic/transports#stdio", "MUST",
-                "Messages are individual JSON-RPC requests, notifications, or responses. … The "
-                "server MUST NOT write anything to its stdout that is not a valid MCP message. "
-                "(2025-06-18 changelog: Remove support for JSON-RPC batching.)"),
-          N_("Treat a JSON array as an invalid message (answer -32600, or nothing); never write "
-          "an array of responses.")),
-    Check("stateless.unsupported-version", "stateless",
-          N_("an unsupported version gets -32022 with the supported list"),
-          _rule("2026-07-28", "basic/versioning#protocol-version-negotiation", "MUST",
-                "If the server does not implement the requested version (whether the version "
-                "is unknown to the server, or is a known version the server has chosen not to "
-                "support), it MUST respond with an UnsupportedProtocolVersionError listing the "
-                "versions it does support."),
-          N_("Answer a request whose _meta names a version you do not serve with error -32022 "
-          "and data.supported: the versions you serve.")),
-    Check("stateless.result-type", "stateless", N_("every result carries resultType"),
-          _rule("2026-07-28", "basic#result-responses", "MUST",
-                "The result MUST include a resultType field to indicate the type of the "
-                "result."),
-          N_("Put resultType (\"complete\", or \"input_required\") in every result.")),
-    Check("http.origin", "http", N_("a foreign Origin is refused with 403"),
-          _rule(_R, "basic/transports#security-warning", "MUST",
-                "Servers MUST validate the Origin header on all incoming connections to "
-                "prevent DNS rebinding attacks. If the Origin header is present and invalid, "
-                "servers MUST respond with HTTP 403 Forbidden."),
-          N_("Answer 403 to requests whose Origin is not one you serve (e.g. only localhost "
-          "origins for a local server).")),
-    Check("http.protocol-version-header", "http",
-          N_("an unsupported MCP-Protocol-Version gets 400"),
-          _rule(_R, "basic/transports#protocol-version-header", "MUST",
-                "If the server receives a request with an invalid or unsupported "
-                "MCP-Protocol-Version, it MUST respond with 400 Bad Request."),
-          N_("Check the MCP-Protocol-Version header and answer 400 to versions you do not speak.")),
-    Check("http.session-404", "http", N_("a terminated session's id gets 404"),
-          _rule(_R, "basic/transports#session-management", "MUST",
-                "The server MAY terminate the session at any time, after which it MUST "
-                "respond to requests containing that session ID with HTTP 404 Not Found."),
-          N_("After DELETE (or expiry) answer 404 to every request carrying that session id.")),
-    Check("http.session-id", "http", N_("session id is visible ASCII"),
-          _rule(_R, "basic/transports#session-management", "MUST",
-                "The session ID MUST only contain visible ASCII characters (ranging from 0x21 "
-                "to 0x7E)."),
-          N_("Issue session ids made of visible ASCII only (a UUID or a base64url token).")),
-    # -- Streamable HTTP, stateless-era HTTP, authorization, MCP Apps (mcp_nb.check.http_rules,
-    #    auth_rules, apps_rules) ----------------------------------------------------------
-    Check("http.notification-202", "http", N_("a notification POSTed is answered 202, no body"),
-          _rule(_R, "basic/transports#sending-messages-to-the-server", "MUST",
-                "If the input is a JSON-RPC response or notification: If the server accepts "
-                "the input, the server MUST return HTTP status code 202 Accepted with no body."),
-          N_("Answer a POSTed notification (or response) with 202 and an empty body.")),
-    Check("http.request-answer", "http",
-          N_("a request is answered as JSON or as an SSE stream (Accept probed)"),
-          _rule(_R, "basic/transports#sending-messages-to-the-server", "MUST",
-                "If the input is a JSON-RPC request, the server MUST either return "
-                "Content-Type: text/event-stream, to initiate an SSE stream, or Content-Type: "
-                "application/json, to return one JSON object."),
-          N_("Answer each POSTed request with Content-Type application/json or "
-          "text/event-stream (or an HTTP error status).")),
-    Check("http.session-id-unguessable", "http", N_("session ids unguessable"),
-          _rule(_R, "basic/transports#session-management", "SHOULD",
-                "The session ID SHOULD be globally unique and cryptographically secure (e.g., "
-                "a securely generated UUID, a JWT, or a cryptographic hash)."),
-          N_("Mint session ids from a CSPRNG (e.g. secrets.token_urlsafe(32) or uuid4), never "
-          "from a counter or a clock.")),
-    Check("http.event-ids", "http", N_("SSE event ids unique across the session's streams"),
-          _rule(_R, "basic/transports#resumability-and-redelivery", "MUST",
-                "If present, the ID MUST be globally unique across all streams within that "
-                "session—or all streams with that specific client, if session management is "
-                "not in use."),
-          N_("Make event ids unique per session, e.g. '<stream>-<position>'.")),
-    Check("http.resumption", "http", N_("Last-Event-ID replays only its own stream"),
-          _rule(_R, "basic/transports#resumability-and-redelivery", "MUST",
-                "The server MAY use this header to replay messages that would have been sent "
-                "after the last event ID, on the stream that was disconnected, and to resume "
-                "the stream from that point. The server MUST NOT replay messages that would "
-                "have been delivered on a different stream."),
-          N_("On GET with Last-Event-ID, replay only the stream that event id belongs to.")),
-    Check("stateless.discover", "stateless", N_("server/discover answered with its fields"),
-          _rule("2026-07-28", "server/discover", "MUST",
-                "Servers MUST implement it. (schema DiscoverResult: supportedVersions: "
-                "string[]; capabilities: ServerCapabilities; ttlMs: number, @minimum 0; "
-                "cacheScope: \"public\" | \"private\".)"),
-          N_("Answer server/discover with supportedVersions (strings), capabilities (an "
-          "object), ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\").")),
-    Check("stateless.discover-server-info", "stateless", N_("server/discover names the server"),
-          _rule("2026-07-28", "server/discover#discoverresult", "SHOULD",
-                "_meta['io.modelcontextprotocol/serverInfo']: Name and version of the server "
-                "software. Servers SHOULD include this field."),
-          N_("Put io.modelcontextprotocol/serverInfo {name, version} in server/discover's "
-          "_meta.")),
-    Check("stateless.request-meta", "stateless",
-          N_("a request without its required _meta fields gets -32602 (HTTP 400)"),
-          _rule("2026-07-28", "basic#meta", "MUST",
-                "A request missing any required field is malformed; the server MUST reject it "
-                "with JSON-RPC error code -32602 (Invalid params). On HTTP, the response "
-                "status MUST be 400 Bad Request."),
-          N_("Refuse a request whose _meta lacks io.modelcontextprotocol/protocolVersion or "
-          "clientCapabilities with -32602 (and HTTP 400).")),
-    Check("stateless.header-mismatch", "stateless",
-          N_("Mcp-Method, Mcp-Name or MCP-Protocol-Version missing or disagreeing with the "
-          "body: 400 -32020"),
-          _rule("2026-07-28", "basic/transports/streamable-http#server-validation", "MUST",
-                "Servers that process the request body MUST reject requests where the values "
-                "specified in the headers do not match the corresponding values in the "
-                "request body. … When rejecting a request due to header validation failure, "
-                "servers MUST return HTTP status 400 Bad Request and MUST include a JSON-RPC "
-                "error response using the following error code: -32020 (HeaderMismatch). "
-                "(basic/versioning: \"A dual-era server selects its behavior from how the "
-                "client opens: A request carrying modern per-request _meta is served "
-                "statelessly according to this revision.\")"),
-          N_("Compare MCP-Protocol-Version, Mcp-Method and Mcp-Name with the body and answer "
-          "400 with error -32020 when one is missing or differs, also when the header names "
-          "a handshake-era version: the body's _meta decides the era.")),
-    Check("stateless.x-mcp-header", "stateless", N_("x-mcp-header annotations valid"),
-          _rule("2026-07-28", "basic/transports/streamable-http#schema-extension", "MUST",
-                "Constraints on x-mcp-header values: MUST NOT be empty; MUST match HTTP "
-                "field-name token syntax (1*tchar, RFC 9110 Section 5.1); MUST NOT contain "
-                "control characters …; MUST be case-insensitively unique among all "
-                "x-mcp-header values in the inputSchema; MUST only be applied to parameters "
-                "with primitive types (integer, string, boolean). Parameters with type number "
-                "are not permitted. … MUST only be applied to properties that are statically "
-                "reachable from the schema root"),
-          N_("Put x-mcp-header only on string/integer/boolean properties reached through "
-          "properties alone, with unique token names.")),
-    Check("auth.discovery", "auth", N_("the 401 leads to the resource metadata"),
-          _rule(_R, "basic/authorization#protected-resource-metadata-discovery-requirements",
-                "MUST",
-                "MCP servers MUST implement one of the following discovery mechanisms to "
-                "provide authorization server location information to MCP clients: "
-                "WWW-Authenticate Header … Well-Known URI (RFC 9110 §11.6.1: a server "
-                "generating a 401 MUST send a WWW-Authenticate header field containing at "
-                "least one challenge.)"),
-          N_("Answer 401 with WWW-Authenticate: Bearer resource_metadata=\"URL\", or serve "
-          "the metadata at /.well-known/oauth-protected-resource[/path].")),
-    Check("auth.resource-metadata", "auth",
-          N_("Protected Resource Metadata valid, its resource this server"),
-          _rule(_R, "basic/authorization#authorization-server-location", "MUST",
-                "The Protected Resource Metadata document returned by the MCP server MUST "
-                "include the authorization_servers field containing at least one "
-                "authorization server. (RFC 9728 §3.3: the resource value MUST be identical "
-                "to the protected resource's resource identifier.)"),
-          N_("Serve a JSON object whose resource is this server's URL and whose "
-          "authorization_servers lists at least one issuer.")),
-    Check("auth.server-metadata", "auth", N_("authorization server metadata valid, issuer exact"),
-          _rule(_R, "basic/authorization#overview", "MUST",
-                "MCP authorization servers MUST provide at least one of the following "
-                "discovery mechanisms: OAuth 2.0 Authorization Server Metadata (RFC8414); "
-                "OpenID Connect Discovery 1.0. (RFC 8414 §3.3: the issuer value returned MUST "
-                "be identical to the authorization server's issuer identifier.)"),
-          N_("Serve RFC 8414 metadata at the issuer's well-known URI, with issuer exactly the "
-          "issuer named in authorization_servers.")),
-    Check("auth.pkce-s256", "auth", N_("PKCE S256 advertised"),
-          _rule(_R, "basic/authorization#authorization-code-protection", "MUST",
-                "MCP clients MUST use the S256 code challenge method when technically capable "
-                "… If code_challenge_methods_supported is absent, the authorization server "
-                "does not support PKCE and MCP clients MUST refuse to proceed."),
-          N_("List \"S256\" in code_challenge_methods_supported.")),
-    Check("auth.client-registration", "auth", N_("Client ID Metadata Documents or DCR offered"),
-          _rule(_R, "basic/authorization#overview", "SHOULD",
-                "Authorization servers and MCP clients SHOULD support OAuth Client ID Metadata "
-                "Documents … Authorization servers and MCP clients MAY support the OAuth 2.0 "
-                "Dynamic Client Registration Protocol (RFC7591)."),
-          N_("Advertise client_id_metadata_document_supported: true (or a "
-          "registration_endpoint), so clients need no pre-registration.")),
-    Check("apps.resource", "apps", N_("App UI resources exist and read as ui:// HTML"),
-          SpecRule(APPS_REVISION, "content-requirements", "MUST",
-                   "Resource MUST exist on the server … URI MUST start with ui:// scheme … "
-                   "Content MUST be provided via either text (string) or blob "
-                   "(base64-encoded)", APPS_SPEC),
-          N_("Serve every ui:// resource your tools name (_meta.ui.resourceUri) from "
-          "resources/read, with the HTML as text or base64 blob.")),
-    Check("apps.mime-type", "apps", N_("App UI resources read as text/html;profile=mcp-app"),
-          SpecRule(APPS_REVISION, "content-requirements", "MUST",
-                   "mimeType MUST be text/html;profile=mcp-app (other types reserved for future "
-                   "extensions)", APPS_SPEC),
-          N_("Give the resources/read content of a UI resource the mimeType "
-          "text/html;profile=mcp-app.")),
-    Check("apps.csp", "apps", N_("declared CSP domains are lists of origins"),
-          SpecRule(APPS_REVISION, "ui-resource-format", "MUST",
-                   "McpUiResourceCsp: connectDomains?: string[]; resourceDomains?: string[]; "
-                   "frameDomains?: string[]; baseUriDomains?: string[] (origins, wildcard "
-                   "subdomains supported). (The interface binds the server; the host \"MUST NOT "
-                   "allow undeclared domains\", so a value that is not an origin is dropped and "
-                   "the App loses what it asked for.)", APPS_SPEC),
-          N_("Declare _meta.ui.csp domains as lists of origins such as "
-          "\"https://api.example.com\" or \"https://*.example.com\".")),
-)
-
-#: Every check, by id, in report order.
-CHECKS: dict[str, Check] = {check.id: check for check in _CHECK_LIST}

@@ -16,13 +16,20 @@ from typing import Any
 
 from ..i18n import N_, _
 from ..protocol.plaintext import plain_text
-from .model import UNJUDGED, Report, Result
+from .model import LEVEL_LEGEND, LEVELS, UNJUDGED, Report, Result
 from .sent import sent_count, sent_html, sent_label
 
 MARKS = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "not-applicable": "N/A ",
          "error": "ERR ", "could-not-check": "CNC "}
 # XML 1.0 cannot carry most C0 controls, lone surrogates, U+FFFE/U+FFFF at all, even escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def level_legend(report: Report) -> list[str]:
+    """One line per level the report's checks carry: what it means for a verdict (only a
+    MUST of the spec can fail), in the kit's language."""
+    used = {r.check.rule.level for r in report.results}
+    return [f"[{level}] {_(LEVEL_LEGEND[level])}" for level in LEVELS if level in used]
 
 
 def text_summary(report: Report, *, show_requests: bool = False) -> str:
@@ -53,6 +60,7 @@ def text_summary(report: Report, *, show_requests: bool = False) -> str:
         else _(" (list them with --show-requests)")))
     if show_requests:
         lines += [plain_text("  " + sent_label(i), one_line=True) for i in report.requests_sent]
+    lines += level_legend(report)
     return "\n".join(lines)
 
 
@@ -201,9 +209,11 @@ def html_report(report: Report, *, stable: bool = False) -> str:
                        ("", _("check"), _("rule"), _("observed"), _("evidence")))
     connection = (f"<br>{html.escape(_('connection:'))} {html.escape(report.connection)}"
                   if report.connection else "")
+    legend = "<br>".join(html.escape(line) for line in level_legend(report))
     return (f'<div class="mcp-nb-checkup"><p><b>{title}</b><br>{html.escape(summary)}'
             f"{connection}</p>"
             f"<table><tr>{headings}</tr>{''.join(rows)}</table>"
+            f'<p class="legend"><small>{legend}</small></p>'
             f"{sent_html(report.requests_sent, stable=stable)}</div>")
 
 

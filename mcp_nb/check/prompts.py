@@ -6,9 +6,10 @@ server may do I/O to build one: ``prompts_get=False`` turns it off) with inert
 invented values (:data:`~mcp_nb.check.sent.SAMPLE_VALUE`) for their required
 arguments, and ``completion/complete`` is sent once, for a listed prompt's first
 argument or else a resource template's first variable (unless ``template_reads``
-is off: nothing built from a template is sent): ``capabilities.completions``
-judges whether it is served as declared (it is sent even when not declared, to
-see it refused), ``completion.result`` the shape of what came back.
+is off: nothing built from a template is sent): ``capabilities.completions`` and
+``capabilities.completions-served`` judge both directions of the capability (it is
+sent even when not declared, to see it refused), ``completion.result`` the shape of
+what came back.
 
 Example (what the feature phase does with it)::
 
@@ -23,8 +24,8 @@ from typing import Any
 import anyio
 
 from ..client import ClientSession
-from ..client.errors import ServerError
 from ..protocol.errors import McpError
+from .lists import capability_verdicts
 from .model import transcript_evidence as _entry
 from .recorder import SAMPLE, CheckupCore, Exchange
 from .sent import SAMPLE_VALUE
@@ -35,7 +36,8 @@ PROMPT_CHECKS = ("prompts.arguments", "prompts.get")
 
 
 class PromptChecks(CheckupCore):
-    """prompts.arguments, prompts.get, capabilities.completions and completion.result."""
+    """prompts.arguments, prompts.get, capabilities.completions (both directions) and
+    completion.result."""
 
     async def prompts(self, main: ClientSession, prompts: list[Any]) -> None:
         listing = [_entry("main", e) for e in main.transcript
@@ -90,22 +92,8 @@ class PromptChecks(CheckupCore):
         answer, evidence = await self.exchange(
             main, "main", "completion/complete", {"ref": ref, "argument": argument},
             force=not declared)
-        check = "capabilities.completions"
-        served = isinstance(answer, dict) or (isinstance(answer, ServerError)
-                                              and answer.code != -32601)
-        if declared:
-            self.put(check, "pass" if served else "fail",
-                     f"declared, and completion/complete answered "
-                     f"{'a result' if isinstance(answer, dict) else answer}", evidence)
-        elif isinstance(answer, dict):
-            self.put(check, "fail", "completions not declared, yet completion/complete "
-                     "answered a result", evidence)
-        elif isinstance(answer, ServerError) and answer.code == -32601:
-            self.put(check, "pass", "not declared, and completion/complete refused with -32601",
-                     evidence)
-        else:
-            self.put(check, "warn", f"not declared; completion/complete answered {answer} "
-                     "(JSON-RPC's code for a method not available is -32601)", evidence)
+        capability_verdicts(self, "completions", "completion/complete", declared, answer,
+                            evidence, served_errors=True)
         if not isinstance(answer, dict):
             self.skip(["completion.result"], f"no completion result to judge ({answer})"[:300])
             return

@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from ..client import ClientSession
 from ..protocol.errors import McpError
-from .model import CHECKS, Outcome, Result
+from .catalogue import CHECKS
+from .model import Outcome, Result
 from .model import transcript_evidence as _entry
 from .sessions import Target, session_factory
 

@@ -34,6 +34,7 @@ from ..client import ClientSession
 from ..i18n import _
 from ..protocol.errors import McpError
 from .apps_rules import check_apps
+from .catalogue import CHECKS
 from .features import FeatureChecks
 from .guard import CheckGuard
 from .guard import now as _now
@@ -41,7 +42,7 @@ from .handshake_features import HANDSHAKE_FEATURE_CHECKS
 from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
-from .model import CHECKS, Report, Result, transcript_evidence
+from .model import Report, Result, transcript_evidence
 from .preflight import preflight_http
 from .sent import session_requests
 from .sessions import Target, describe, is_url, session_factory

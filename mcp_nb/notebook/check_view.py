@@ -30,8 +30,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..check.model import OUTCOMES, UNJUDGED, Report, Result
-from ..check.output import MARKS, html_report, report_header, unjudged_counts
+from ..check.model import LEVEL_LEGEND, OUTCOMES, UNJUDGED, Report, Result
+from ..check.output import MARKS, html_report, level_legend, report_header, unjudged_counts
 from ..check.sent import sent_html
 from ..client.session import ClientSession
 from ..i18n import N_, _
@@ -64,10 +64,12 @@ def summary_html(report: Report) -> str:
             for area, results in report.by_area().items()]
     rows.append((_("all"), *(report.counts.get(o, 0) for o in OUTCOMES)))
     header = (_("area"), *(_(OUTCOME_LABELS[o]) for o in OUTCOMES))
+    legend = "<br>".join(render.esc(line) for line in level_legend(report))
     return (f"{render.STYLE}<div class=\"mcpnb\"><p><b>{render.esc(report_header(report))}</b><br>"
             f"{render.esc(_counts(report))}{_connection(report)}</p>"
             f"{sent_html(report.requests_sent)}</div>"
-            + render.table_html(header, rows))
+            + render.table_html(header, rows)
+            + f'<div class="mcpnb"><p><small>{legend}</small></p></div>')
 
 
 def _connection(report: Report) -> str:
@@ -143,7 +145,9 @@ class CheckRow(w.VBox):
         result, rule = self.result, self.result.check.rule
         parts = [f"<p><b>{render.esc(_('rule'))}</b>: {render.esc(rule.level)} "
                  f'<a href="{render.esc(rule.url)}" target="_blank">{render.esc(rule.section)} '
-                 f"({render.esc(rule.revision)})</a><br><i>{render.esc(rule.quote)}</i></p>",
+                 f"({render.esc(rule.revision)})</a><br><i>{render.esc(rule.quote)}</i>"
+                 + (f"<br>{render.esc(rule.note)}" if rule.note else "")
+                 + f"<br><small>{render.esc(_(LEVEL_LEGEND[rule.level]))}</small></p>",
                  f"<p><b>{render.esc(_('observed'))}</b>: {render.esc(result.detail)}</p>"]
         if result.outcome in ("fail", "warn"):
             parts.append(f"<p><b>{render.esc(_('fix:'))}</b> "
