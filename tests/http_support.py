@@ -196,6 +196,9 @@ def install_npm_package(package: str, version: str, cache: Path) -> Path:
     finished = cache / f".installed-{package.replace('/', '+')}"
     with cache_lock(cache):
         if not finished.exists() or finished.read_text(encoding="utf-8") != version:
+            # A cut-short install leaves files missing that npm, trusting its own record,
+            # would not fetch again: start from an empty folder.
+            shutil.rmtree(cache, ignore_errors=True)
             result = subprocess.run(
                 [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund",
                  "--loglevel=error", f"{package}@{version}"],

@@ -225,6 +225,9 @@ class Suite:
         """``npm install`` the pinned version into the cache, unless it is there already."""
         if self.installed_version() == self.version:
             return
+        # Anything there is a cut-short or other version's install: npm would trust its own
+        # record of it and leave missing files missing, so start from an empty folder.
+        shutil.rmtree(self.root, ignore_errors=True)
         self.root.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [*npm_command(), "install", "--prefix", str(self.root), "--no-audit", "--no-fund",
