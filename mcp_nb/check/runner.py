@@ -34,7 +34,6 @@ from ..client import ClientSession
 from ..protocol.errors import McpError
 from .apps_rules import check_apps
 from .features import FeatureChecks
-from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import CHECKS, Report, Result
@@ -67,6 +66,8 @@ class _Checkup(LifecycleChecks, FeatureChecks):
                     group.start_soon(self.features, main)
                 group.start_soon(self.lifecycle, main, connect_error)
                 if is_url(self.target):
+                    from .http_rules import check_http  # httpx and authorization: URLs only
+
                     group.start_soon(check_http, self, self.target)
                 if connect_error is None:
                     group.start_soon(check_apps, self, self.new_apps_session, main)

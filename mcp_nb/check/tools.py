@@ -16,10 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
-
 from ..client import ClientSession
+from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
 from .shapes import schema_problem
 from .tool_calls import ToolCallChecks, arguments_for
@@ -108,8 +106,10 @@ class ToolChecks(ToolCallChecks):
                 problems.append(f"{tool['name']!r} returned no structuredContent")
                 continue
             schema = tool["outputSchema"]
-            error = next(iter(validator_for(schema, default=Draft202012Validator)(schema)
-                              .iter_errors(structured)), None)
+            schemas = jsonschema()
+            validator = schemas.validators.validator_for(
+                schema, default=schemas.Draft202012Validator)(schema)
+            error = next(iter(validator.iter_errors(structured)), None)
             if error is not None:
                 problems.append(f"{tool['name']!r}: structuredContent does not conform: "
                                 f"{error.message}")
