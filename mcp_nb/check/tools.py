@@ -107,9 +107,17 @@ class ToolChecks(ToolCallChecks):
                 continue
             schema = tool["outputSchema"]
             schemas = jsonschema()
+            from referencing.exceptions import Unresolvable  # jsonschema's, imported by it
+
             validator = schemas.validators.validator_for(
                 schema, default=schemas.Draft202012Validator)(schema)
-            error = next(iter(validator.iter_errors(structured)), None)
+            try:
+                error = next(iter(validator.iter_errors(structured)), None)
+            except (Unresolvable, RecursionError) as exc:
+                # A $ref that resolves nowhere, or one that loops: the schema's fault.
+                problems.append(f"{tool['name']!r}: outputSchema cannot be applied: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}")
+                continue
             if error is not None:
                 problems.append(f"{tool['name']!r}: structuredContent does not conform: "
                                 f"{error.message}")
