@@ -199,6 +199,7 @@ def test_the_command_line_calls_every_tool_of_the_schema_zoo_without_a_traceback
     assert schema_check["outcome"] == "fail"
     for name in ("properties-five", "type-seven", "not-an-object"):
         assert repr(name) in schema_check["detail"]
+    assert "a listed tool is int, not an object" in results["tools.names"]["detail"]
     zoo = json.loads(subprocess.run([sys.executable, str(PEERS / "schema_zoo.py"),
                                      "--describe"], capture_output=True, text=True,
                                     check=True).stdout)

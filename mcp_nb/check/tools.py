@@ -40,12 +40,15 @@ class ToolChecks(ToolCallChecks):
                    and e.message and isinstance(e.message.get("result"), dict)
                    and "tools" in e.message["result"]]
         evidence = [_entry("main", e) for e in listing[:2]]
-        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        junk = [t for t in tools if not isinstance(t, dict)]
+        tools = [t for t in tools if isinstance(t, dict)]
+        names = [t.get("name") for t in tools]
         bad = [n for n in names if not isinstance(n, str) or not TOOL_NAME.fullmatch(n)]
         dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
-        if bad or dupes:
+        if bad or dupes or junk:
             self.put("tools.names", "fail", "; ".join(
-                [f"name {n!r} breaks the naming rules" for n in bad[:5]]
+                [f"a listed tool is {type(t).__name__}, not an object" for t in junk[:5]]
+                + [f"name {n!r} breaks the naming rules" for n in bad[:5]]
                 + [f"name {n!r} is not unique" for n in dupes[:5]]), evidence)
         else:
             self.put("tools.names", "pass", f"{len(names)} tool name(s) follow the rules",
@@ -86,7 +89,8 @@ class ToolChecks(ToolCallChecks):
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
             return
-        callable_ = [t for t in typed if self.call_all or t.get("name") in self.allowed]
+        callable_ = [t for t in typed if isinstance(t.get("name"), str)
+                     and (self.call_all or t["name"] in self.allowed)]
         notes: list[str] = []
         calls: list[dict[str, Any]] = []
         for tool in callable_:

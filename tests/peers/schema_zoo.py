@@ -8,6 +8,7 @@ tools whose schema simple means satisfy, as JSON, and exits.
 
 Two schemas are not JSON Schema at all (``"properties": 5``, ``"type": 7``), one is not
 even an object; the checkup's tools.input-schema must say so, and not call those tools.
+Beside the tools, the list holds a number and a nameless tool (tools.names' to report).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ SCHEMAS: dict[str, object] = {
     "type-seven": {"type": 7},
     "not-an-object": "a string, not a schema",
 }
+#: Listed beside them: not a tool at all, and a tool without a name (with an outputSchema).
+JUNK = [5, {"inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}]
 SATISFIABLE = ["type-list", "boolean-subschemas", "local-ref", "combinators", "nested",
                "zod-draft-07"]
 
@@ -69,9 +72,9 @@ def answer(request: dict, log: str | None) -> dict:
     if method == "ping":
         return {"result": {}}
     if method == "tools/list":
-        return {"result": {"tools": [{"name": name, "description": "a schema shape",
-                                      "inputSchema": schema}
-                                     for name, schema in SCHEMAS.items()]}}
+        return {"result": {"tools": [*({"name": name, "description": "a schema shape",
+                                        "inputSchema": schema}
+                                       for name, schema in SCHEMAS.items()), *JUNK]}}
     if method == "tools/call":
         name = params.get("name")
         if name not in SCHEMAS:
