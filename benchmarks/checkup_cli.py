@@ -27,7 +27,11 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+#: The checkout whose mcp_nb is measured: the lab server child imports it from its working
+#: directory (``python -m`` puts that first on sys.path; the child inherits no PYTHONPATH).
+ROOT = Path(__file__).resolve().parent.parent
 IMPORT = ("import time; started = time.perf_counter(); import mcp_nb.check.__main__; "
           "print(time.perf_counter() - started)")
 
@@ -43,7 +47,7 @@ def cli_run(extra: tuple[str, ...] = ()) -> tuple[float, float]:
                "mcp_nb.lab"]
     cpu = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"the healthy lab failed the checkup:\n{done.stdout}{done.stderr}")
@@ -52,7 +56,7 @@ def cli_run(extra: tuple[str, ...] = ()) -> tuple[float, float]:
 
 def import_time() -> float:
     done = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True,
-                          check=True)
+                          check=True, cwd=ROOT)
     return float(done.stdout)
 
 
