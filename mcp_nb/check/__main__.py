@@ -6,7 +6,8 @@ after ``--``): ``python -m mcp_nb.check -- python -m mcp_nb.lab``; or, with
 ``--config FILE``, the name of an ``mcpServers`` entry in FILE.
 
 ``python -m mcp_nb.check --diff BEFORE.json AFTER.json`` compares two reports written
-with ``--json`` (before and after a change to the server): exit 1 when a MUST regressed.
+with ``--json`` (before and after a change to the server): exit 1 when a MUST regressed,
+2 when a file cannot be read or is not a checkup report.
 """
 
 from __future__ import annotations
@@ -18,19 +19,25 @@ from pathlib import Path
 
 import anyio
 
+from ..i18n import _
 from ..protocol.errors import McpError
-from .diff import diff_html, diff_reports, diff_text
+from .diff import diff_html, diff_reports, diff_text, report_problem
 from .output import html_report, junit_xml, text_summary, to_json
 from .runner import run_checkup
 from .targets import ConfigError, load_config, run_entry_checkup, server_entry
 
 
 def _read_report(parser: argparse.ArgumentParser, path: str) -> dict:
-    """A saved report; one that cannot be read exits 2 (argparse's), not 1 (a regression)."""
+    """A saved report; one that cannot be read, or is not a report, exits 2 (argparse's),
+    not 1 (a regression)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         parser.error(f"cannot read the report {path}: {exc}")
+    problem = report_problem(document)
+    if problem is not None:
+        parser.error(f"{path}: " + _("not a checkup report: {problem}").format(problem=problem))
+    return document  # type: ignore[no-any-return]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..protocol.plaintext import plain_text
 from .model import Report
 
@@ -83,6 +83,9 @@ class ReportDiff:
     after_target: str
     #: Every check of either report, earlier report's order first, then the new ones.
     checks: tuple[Change, ...]
+    #: What differs in what was checked: (setting, earlier, later), e.g. the target or the
+    #: tools allowed; the checks are compared all the same.
+    differences: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def changes(self) -> list[Change]:
@@ -100,20 +103,90 @@ class ReportDiff:
         return 1 if any(c.must_regressed for c in self.checks) else 0
 
 
+#: How a JSON value is named in a report's problems.
+_KINDS = ((bool, N_("a boolean")), ((int, float), N_("a number")), (str, N_("a string")),
+          (list, N_("an array")), (Mapping, N_("an object")), (type(None), N_("null")))
+#: A report's top-level fields besides results: each a type, or None when absent.
+_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("target", str), ("era", str), ("version", str), ("server", Mapping),
+    ("allowedTools", list))
+
+
+def _kind(value: Any) -> str:
+    return next((_(name) for kind, name in _KINDS if isinstance(value, kind)),
+                type(value).__name__)
+
+
+def _entry_problem(index: int, entry: Any, seen: set[str]) -> str | None:
+    if not isinstance(entry, Mapping):
+        return _("results[{index}] is {kind}, not an object").format(index=index,
+                                                                      kind=_kind(entry))
+    for key in ("id", "outcome"):
+        if key not in entry:
+            return _('results[{index}] has no "{key}"').format(index=index, key=key)
+    for key in ("id", "outcome", "title", "detail"):
+        if key in entry and not isinstance(entry[key], str):
+            return _("results[{index}].{key} is {kind}, not a string").format(
+                index=index, key=key, kind=_kind(entry[key]))
+    rule = entry.get("rule")
+    if rule is not None and not (isinstance(rule, Mapping)
+                                 and isinstance(rule.get("level", ""), str)):
+        return _("results[{index}].rule is not an object with a string level").format(
+            index=index)
+    if entry["id"] in seen:
+        return _("results[{index}]: the check {id} is listed twice").format(index=index,
+                                                                            id=entry["id"])
+    seen.add(entry["id"])
+    return None
+
+
+def report_problem(report: Any) -> str | None:
+    """Why ``report`` (a parsed JSON document) is not a checkup report ``--diff`` can
+    compare, in a sentence; None when it is one."""
+    if not isinstance(report, Mapping):
+        return _("its top level is {kind}, not an object").format(kind=_kind(report))
+    if "results" not in report:
+        return _('it has no "results" (write a report with --json)')
+    if not isinstance(report["results"], list):
+        return _('"results" is {kind}, not an array').format(kind=_kind(report["results"]))
+    for key, kind in _FIELDS:
+        if report.get(key) is not None and not isinstance(report[key], kind):
+            return _('"{key}" is {kind}').format(key=key, kind=_kind(report[key]))
+    seen: set[str] = set()
+    for index, entry in enumerate(report["results"]):
+        if (problem := _entry_problem(index, entry, seen)) is not None:
+            return problem
+    return None
+
+
 def _as_dict(report: Report | Mapping[str, Any]) -> Mapping[str, Any]:
-    return report.to_dict() if isinstance(report, Report) else report
+    document = report.to_dict() if isinstance(report, Report) else report
+    problem = report_problem(document)
+    if problem is not None:
+        raise ValueError(_("not a checkup report: {problem}").format(problem=problem))
+    return document
 
 
 def _results(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    results = report.get("results")
-    if not isinstance(results, list):
-        raise ValueError("not a checkup report: no \"results\" list (write one with --json)")
-    return {str(r["id"]): r for r in results if isinstance(r, Mapping) and "id" in r}
+    return {r["id"]: r for r in report["results"]}
+
+
+def _settings(report: Mapping[str, Any]) -> dict[str, str]:
+    """What was checked, and how: the settings two compared reports should share."""
+    server = report.get("server") or {}
+    allowed = report.get("allowedTools") or []
+    return {_("target"): str(report.get("target", "?")),
+            _("server"): str(server.get("name", "?")),
+            "--call-tools": ",".join(map(str, allowed)) or _("none"),
+            _("era"): str(report.get("era") or "?"),
+            _("protocol version"): str(report.get("version") or "?")}
 
 
 def diff_reports(before: Report | Mapping[str, Any],
                  after: Report | Mapping[str, Any]) -> ReportDiff:
-    """Compare two checkup reports (``to_json``'s documents or Reports), check by check."""
+    """Compare two checkup reports (``to_json``'s documents or Reports), check by check.
+
+    Raises ValueError (naming what is wrong) when either is not a checkup report."""
     earlier, later = _as_dict(before), _as_dict(after)
     old, new = _results(earlier), _results(later)
     checks = []
@@ -127,8 +200,19 @@ def diff_reports(before: Report | Mapping[str, Any],
             None if b is None else str(b.get("outcome")),
             "" if a is None else str(a.get("detail", "")),
             "" if b is None else str(b.get("detail", ""))))
+    settings = _settings(earlier), _settings(later)
+    differences = tuple((key, value, settings[1][key]) for key, value in settings[0].items()
+                        if settings[1][key] != value)
     return ReportDiff(str(earlier.get("target", "?")), str(later.get("target", "?")),
-                      tuple(checks))
+                      tuple(checks), differences)
+
+
+def _differences_line(diff: ReportDiff) -> str | None:
+    if not diff.differences:
+        return None
+    return _("note: the reports differ in what was checked (compared all the same): "
+             "{differences}").format(differences="; ".join(
+                 f"{key} {before} → {after}" for key, before, after in diff.differences))
 
 
 def _counts_line(diff: ReportDiff) -> str:
@@ -151,6 +235,8 @@ def diff_text(diff: ReportDiff) -> str:
     """The comparison as plain text: one line per changed check, the server's words sanitized."""
     lines = [plain_text(f"checkup diff: {diff.before_target} → {diff.after_target}",
                         one_line=True)]
+    if (note := _differences_line(diff)) is not None:
+        lines.append(plain_text(note, one_line=True))
     for change in diff.changes:
         lines.append(plain_text(
             f"{change.status.upper():9} {change.check_id} [{change.level}] "
@@ -180,6 +266,8 @@ def diff_html(diff: ReportDiff) -> str:
     title = html.escape(_("checkup diff: {before} → {after}").format(
         before=diff.before_target, after=diff.after_target))
     summary = html.escape(f"{_counts_line(diff)} — {_verdict(diff)}")
+    if (note := _differences_line(diff)) is not None:
+        summary += f"<br><i>{html.escape(note)}</i>"
     table = (f"<table><tr>{headings}</tr>{''.join(rows)}</table>" if rows
              else f"<p>{html.escape(_('no check changed its outcome'))}</p>")
     return (f'<div class="mcp-nb-checkup-diff"><p><b>{title}</b><br>{summary}</p>'

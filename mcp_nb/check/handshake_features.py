@@ -24,7 +24,7 @@ import anyio
 from ..client import ClientSession
 from ..client.errors import ServerError
 from ..protocol.errors import McpError
-from ..protocol.models import LOG_LEVELS
+from ..protocol.log_levels import LOG_LEVELS
 from .model import transcript_evidence as _entry
 from .recorder import CheckupCore
 from .uris import uri_problem

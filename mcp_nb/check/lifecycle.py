@@ -76,8 +76,26 @@ class LifecycleChecks(HandshakeFeatureChecks):
             self.skip(handshake_checks,
                       "the open session speaks the stateless era (no handshake, no ping)")
             return
+        # The unknown-version session needs no other session: it starts beside the
+        # handshake session instead of after its handshake (one server start less to wait).
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.unknown_version)
+            session, connect_error, refused = await self.handshake_session()
+        if refused is not None:
+            # Stateless-only: what the unknown-version session saw is not judged.
+            self.sessions[:] = [(n, s) for n, s in self.sessions if n != "unknown-version"]
+            self.results.pop("lifecycle.unknown-version", None)
+            self.skip(handshake_checks, refused)
+        elif connect_error is None and session.era is Era.HANDSHAKE:
+            self.early_requests()
+
+    async def handshake_session(self) -> tuple[ClientSession, Exception | None, str | None]:
+        """A second session, for the handshake checks beside a stateless-era main session:
+        the session, its connection error, and why the checks do not apply (if they don't)."""
+        assert self.new_session is not None
         session = self.new_session()
         self.sessions.append(("handshake", session))
+        connect_error: Exception | None = None
         judged = False
         try:
             async with session:
@@ -89,23 +107,28 @@ class LifecycleChecks(HandshakeFeatureChecks):
                         # The server spoke 2026-07-28 to the main session and refuses the
                         # handshake: stateless-only. How it refuses is its own choice (stdio:
                         # an implementation-defined error; HTTP: 400 for the missing headers).
-                        self.skip(handshake_checks, _(
+                        return session, exc, _(
                             "the server speaks only the stateless era (initialize refused: "
-                            "{error}): no handshake, no ping").format(error=_first_line(exc)))
-                        return
+                            "{error}): no handshake, no ping").format(error=_first_line(exc))
                     connect_error = exc
                 judged = True
-                await self.handshake_lifecycle(session, "handshake", connect_error)
+                await self.handshake_lifecycle(session, "handshake", connect_error,
+                                               beside_unknown_version=False)
         except McpError as exc:
             # The session could not even start: what it saw is judged (once; an error while
             # closing a session already judged changes nothing).
             if not judged:
-                await self.handshake_lifecycle(session, "handshake", exc)
+                connect_error = exc
+                await self.handshake_lifecycle(session, "handshake", exc,
+                                               beside_unknown_version=False)
+        return session, connect_error, None
 
     async def handshake_lifecycle(self, session: ClientSession, name: str,
-                                  connect_error: Exception | None) -> None:
+                                  connect_error: Exception | None, *,
+                                  beside_unknown_version: bool = True) -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(self.unknown_version)
+            if beside_unknown_version:
+                group.start_soon(self.unknown_version)
             self.handshake(session, name, connect_error)
             if connect_error is None and session.era is Era.HANDSHAKE:
                 group.start_soon(self.handshake_features, session, name)
@@ -124,22 +147,26 @@ class LifecycleChecks(HandshakeFeatureChecks):
                 else:
                     self.put("lifecycle.ping", "fail",
                              _("ping not answered: {answer}").format(answer=answer), evidence)
-        if connect_error is None and session.era is Era.HANDSHAKE:
-            # The unknown-version session never sends initialized: premature requests show there.
-            early = [(n, f) for n, s in self.sessions for f in s.findings
-                     if f.rule.id == "server-request-before-initialized"]
-            waited = [(n, s) for n, s in self.sessions if n == "unknown-version" and isinstance(
-                (_initialize_exchange(s, n)[0] or {}).get("result"), dict)]
-            if not early and not waited:
-                self.skip(["lifecycle.requests-before-initialized"], _(
-                    "no session stayed initialized short of notifications/initialized (the "
-                    "unknown version's session got no initialize result): no window to watch"))
-                return
-            self.put("lifecycle.requests-before-initialized", "fail" if early else "pass",
-                     early[0][1].detail if early else
-                     _("no request came before notifications/initialized"),
-                     [{"session": n, "finding": f.rule.id, "message": f.evidence}
-                      for n, f in early[:5]])
+        if beside_unknown_version and connect_error is None and session.era is Era.HANDSHAKE:
+            self.early_requests()
+
+    def early_requests(self) -> None:
+        """lifecycle.requests-before-initialized, once the unknown-version session closed."""
+        # The unknown-version session never sends initialized: premature requests show there.
+        early = [(n, f) for n, s in self.sessions for f in s.findings
+                 if f.rule.id == "server-request-before-initialized"]
+        waited = [(n, s) for n, s in self.sessions if n == "unknown-version" and isinstance(
+            (_initialize_exchange(s, n)[0] or {}).get("result"), dict)]
+        if not early and not waited:
+            self.skip(["lifecycle.requests-before-initialized"], _(
+                "no session stayed initialized short of notifications/initialized (the "
+                "unknown version's session got no initialize result): no window to watch"))
+            return
+        self.put("lifecycle.requests-before-initialized", "fail" if early else "pass",
+                 early[0][1].detail if early else
+                 _("no request came before notifications/initialized"),
+                 [{"session": n, "finding": f.rule.id, "message": f.evidence}
+                  for n, f in early[:5]])
 
     def handshake(self, session: ClientSession, name: str, error: Exception | None) -> None:
         """initialize-result and version-answer, from the initialize exchange in the transcript."""

@@ -39,11 +39,9 @@ from .features import FeatureChecks
 from .guard import CheckGuard
 from .guard import now as _now
 from .handshake_features import HANDSHAKE_FEATURE_CHECKS
-from .http_rules import check_http
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import Report, Result, transcript_evidence
-from .preflight import preflight_http
 from .sent import session_requests
 from .sessions import Target, describe, is_url, session_factory
 from .stateless_rules import judge_stateless
@@ -70,6 +68,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         started = time.monotonic()
         self.since = {}
         if is_url(self.target):
+            from .preflight import preflight_http  # httpx: URLs only
+
             reach = await preflight_http(self.target, self.timeout)
             self.connection = reach.connection
             if reach.url != self.target:  # a same-origin redirect followed: check there
@@ -94,6 +94,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                 group.start_soon(self.guarded, ("lifecycle.", *HANDSHAKE_FEATURE_CHECKS),
                                  self.lifecycle, main, connect_error)
                 if is_url(self.target):
+                    from .http_rules import check_http  # httpx and authorization: URLs only
+
                     group.start_soon(self.guarded, ("http.", "auth.", "stateless."),
                                      check_http, self, self.target)
                 if connect_error is None:

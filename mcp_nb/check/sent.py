@@ -29,12 +29,13 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..client import ClientSession
 from ..i18n import _
+
+if TYPE_CHECKING:  # only URL targets make HTTP requests; the command line loads httpx lazily
+    import httpx
 
 #: What the checkup fills an argument it must invent with: no scheme, no slash, no dot-path.
 SAMPLE_VALUE = "mcp-checkup-sample"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeGuard
 
 from ..client import ClientSession
-from ..transports import StdioTransport, http_transport
+from ..transports.stdio import StdioTransport
 
 Target = str | Sequence[str] | ClientSession
 
@@ -53,6 +53,8 @@ def session_factory(target: Target, timeout: float, *, apps: bool = False,
     if isinstance(target, ClientSession):
         return None
     if is_url(target):
+        from ..transports.auto import http_transport  # httpx and authorization: URLs only
+
         url = target
         return lambda: ClientSession(http_transport(url), timeout=timeout,
                                      probe_timeout=timeout, apps=apps)

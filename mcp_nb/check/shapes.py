@@ -22,9 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
+from ..lazy_jsonschema import jsonschema
 
 #: ContentBlock types (schema 2025-11-25) a prompt message may carry.
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
@@ -119,8 +117,14 @@ def schema_problem(schema: Any) -> str | None:
         return f"is {type(schema).__name__}, not a JSON object"
     if schema.get("type") != "object":
         return f"has type {schema.get('type')!r}, not 'object'"
+    if "$schema" in schema and not isinstance(schema["$schema"], str):
+        return f"has $schema {schema['$schema']!r}, not a URI string"
+    schemas = jsonschema()
     try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as exc:
+        schemas.validators.validator_for(
+            schema, default=schemas.Draft202012Validator).check_schema(schema)
+    except schemas.exceptions.SchemaError as exc:
         return f"is not valid JSON Schema: {exc.message}"
+    except RecursionError:
+        return "is nested too deeply to be checked"
     return None

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from ..client import ClientSession
-from ..transports import http_transport
 from .model import Report
 from .runner import run_checkup
 
@@ -122,6 +121,8 @@ async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[st
     be connected to (it is checked as an open session, which must open first).
     """
     if entry.url is not None and entry.headers:
+        from ..transports.auto import http_transport  # httpx and authorization: URLs only
+
         session = ClientSession(http_transport(entry.url, headers=entry.headers),
                                 timeout=timeout, probe_timeout=timeout)
         async with session:

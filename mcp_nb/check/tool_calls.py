@@ -31,26 +31,16 @@ from ..protocol.versions import Era
 from .model import transcript_evidence as _entry
 from .recorder import CheckupCore
 from .shapes import is_number
+from .synthesis import arguments_for
 
 #: A name no server lists: the unknown tool (a suffix is added if one does).
 UNKNOWN_TOOL = "checkup-no-such-tool"
 #: A cancelled call's late answer is awaited twice as long as the call had run, within these.
 CANCEL_WINDOW = (0.5, 3.0)
+__all__ = ["TOOL_CALL_CHECKS", "ToolCallChecks", "arguments_for"]
+
 TOOL_CALL_CHECKS = ("tools.unknown-tool", "tools.input-errors", "tools.progress",
                     "tools.cancellation")
-
-
-def arguments_for(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """Arguments for a tool from its schema's required primitives; None when it needs more."""
-    samples = {"string": "checkup", "number": 1, "integer": 1, "boolean": False}
-    properties = schema.get("properties") or {}
-    arguments: dict[str, Any] = {}
-    for name in schema.get("required") or ():
-        kind = (properties.get(name) or {}).get("type")
-        if kind not in samples:
-            return None
-        arguments[name] = samples[kind]
-    return arguments
 
 
 def _required_names(tool: dict[str, Any]) -> list[str]:

@@ -16,10 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
-
 from ..client import ClientSession
+from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
 from .shapes import schema_problem
 from .tool_calls import ToolCallChecks, arguments_for
@@ -42,16 +40,19 @@ class ToolChecks(ToolCallChecks):
                    and e.message and isinstance(e.message.get("result"), dict)
                    and "tools" in e.message["result"]]
         evidence = [_entry("main", e) for e in listing[:2]]
-        if not tools:
+        junk = [t for t in tools if not isinstance(t, dict)]
+        tools = [t for t in tools if isinstance(t, dict)]
+        if not tools and not junk:
             self.skip(TOOL_LIST_CHECKS, "tools/list answered no tools")
             await self.tool_calls(main, tools)
             return
-        names = [t.get("name") for t in tools if isinstance(t, dict)]
+        names = [t.get("name") for t in tools]
         bad = [n for n in names if not isinstance(n, str) or not TOOL_NAME.fullmatch(n)]
         dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
-        if bad or dupes:
+        if bad or dupes or junk:
             self.put("tools.names", "fail", "; ".join(
-                [f"name {n!r} breaks the naming rules" for n in bad[:5]]
+                [f"a listed tool is {type(t).__name__}, not an object" for t in junk[:5]]
+                + [f"name {n!r} breaks the naming rules" for n in bad[:5]]
                 + [f"name {n!r} is not unique" for n in dupes[:5]]), evidence)
         else:
             self.put("tools.names", "pass", f"{len(names)} tool name(s) follow the rules",
@@ -97,7 +98,8 @@ class ToolChecks(ToolCallChecks):
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
             return
-        callable_ = [t for t in typed if self.call_all or t.get("name") in self.allowed]
+        callable_ = [t for t in typed if isinstance(t.get("name"), str)
+                     and (self.call_all or t["name"] in self.allowed)]
         notes: list[str] = []
         calls: list[dict[str, Any]] = []
         compared = 0
@@ -122,8 +124,18 @@ class ToolChecks(ToolCallChecks):
                 continue
             compared += 1
             schema = tool["outputSchema"]
-            error = next(iter(validator_for(schema, default=Draft202012Validator)(schema)
-                              .iter_errors(structured)), None)
+            schemas = jsonschema()
+            from referencing.exceptions import Unresolvable  # jsonschema's, imported by it
+
+            validator = schemas.validators.validator_for(
+                schema, default=schemas.Draft202012Validator)(schema)
+            try:
+                error = next(iter(validator.iter_errors(structured)), None)
+            except (Unresolvable, RecursionError) as exc:
+                # A $ref that resolves nowhere, or one that loops: the schema's fault.
+                problems.append(f"{tool['name']!r}: outputSchema cannot be applied: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}")
+                continue
             if error is not None:
                 problems.append(f"{tool['name']!r}: structuredContent does not conform: "
                                 f"{error.message}")

@@ -41,7 +41,7 @@ from mcp_nb.protocol.errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcp_nb.protocol.models import LOG_LEVELS
+from mcp_nb.protocol.log_levels import LOG_LEVELS
 from mcp_nb.protocol.stateless import (
     META_CLIENT_CAPABILITIES,
     META_LOG_LEVEL,

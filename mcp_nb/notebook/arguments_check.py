@@ -21,20 +21,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
-
 from ..i18n import _
+from ..lazy_jsonschema import jsonschema
 
 
 def problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """One line per problem, each naming its field (``a.b[0]``) and why; empty when valid."""
     if not isinstance(schema, dict):
         return []
-    validator_class = jsonschema.validators.validator_for(schema)
+    schemas = jsonschema()
+    validator_class = schemas.validators.validator_for(schema)
     try:
         validator_class.check_schema(schema)
-    except SchemaError as exc:
+    except schemas.exceptions.SchemaError as exc:
         return [_("(the tool's inputSchema is not a valid JSON Schema, so nothing was "
                   "checked: {reason})").format(reason=exc.message)]
     found = []

@@ -20,10 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-#: ``logging/setLevel`` levels: RFC 5424 severities, least severe first.
-LOG_LEVELS: tuple[str, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-)
+from .log_levels import LOG_LEVELS as LOG_LEVELS  # re-exported: its home before
 
 
 class _Open(BaseModel):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..i18n import N_, _
 from .errors import (
@@ -30,8 +30,10 @@ from .errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .models import DiscoverResult
 from .versions import STATELESS_VERSIONS, VERSIONS
+
+if TYPE_CHECKING:
+    from .models import DiscoverResult
 
 # Reserved ``_meta`` keys of the stateless era.
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -282,6 +284,8 @@ def judge_probe(offered: str, *, result: Mapping[str, Any] | None = None,
             _("server/discover was answered with error {code} ({message}), not a stateless-era "
               "error: a handshake-era server").format(code=code, message=message))
     try:
+        from .models import DiscoverResult  # pydantic: not on the servers' (the lab's) start
+
         discover = DiscoverResult.model_validate(result or {})
     except ValueError:
         return ProbeVerdict(

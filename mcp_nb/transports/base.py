@@ -12,14 +12,16 @@ import abc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from anyio.abc import TaskGroup
 
 from ..protocol.envelope import DEFAULT_MAX_MESSAGE_BYTES
 from ..protocol.errors import McpError
 from ..protocol.tool_headers import HeaderAnnotation
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from mcp_nb.lab.eras import Listener
 from mcp_nb.lab.faults import FaultSeam
 from mcp_nb.lab.knobs import Knobs
 from mcp_nb.lab.rpc import Message, RequestId, Send
-from mcp_nb.protocol.models import LOG_LEVELS
+from mcp_nb.protocol.log_levels import LOG_LEVELS
 
 #: Eras a route is served in (see ``ROUTES`` in each feature module).
 HANDSHAKE = frozenset({"handshake"})

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from mcp_nb.lab.features.base import HANDSHAKE, Routes, SessionBase
 from mcp_nb.lab.rpc import Message, Request, RpcError
 from mcp_nb.protocol.errors import INVALID_PARAMS
-from mcp_nb.protocol.models import LOG_LEVELS
+from mcp_nb.protocol.log_levels import LOG_LEVELS
 from mcp_nb.protocol.stateless import META_LOG_LEVEL
 
 
