@@ -65,13 +65,58 @@ SLOW_MODULES = {
     "test_replay_everything.py": "server-everything from npm, recorded and replayed",
     "test_recording_export.py": "exported tests run by pytest in subprocesses",
     "test_kernel.py": "sessions in a real kernel",
+    "test_auth_jupyter.py": "a Jupyter server for the OAuth callback route",
+    "test_auth_real_servers.py": "SDK resource servers, tokens that expire in seconds",
+}
+#: Single tests the inner loop leaves out, in modules it runs: calibration matrices (a whole
+#: checkup per lab knob), peer servers, a real kernel, a command line run per case.
+SLOW_TESTS = {
+    "test_check.py": {
+        "test_each_fault_knob_is_caught_by_its_check_and_nothing_else",
+        "test_the_official_sdk_server_gets_no_false_failure",
+        "test_server_everything_gets_no_false_failure",
+        "test_the_command_line_writes_junit_that_ci_reads",
+        "test_legacy_sse_and_stateless_only_http_get_no_false_failure",
+        "test_the_healthy_lab_passes_over_http_including_the_transport_rules",
+    },
+    "test_check_features.py": {
+        "test_each_feature_knob_is_caught_by_its_check_and_nothing_else",
+        "test_the_evidence_shows_what_broke",
+    },
+    "test_check_http.py": {
+        "test_each_http_knob_is_caught_by_its_check_and_nothing_else",
+        "test_each_app_fault_is_caught_by_its_check_and_nothing_else",
+        "test_a_certified_authorization_server_behind_sdk_servers",
+        "test_server_everything_gets_no_new_false_failure_from_these_checks",
+        "test_stateless_only_and_legacy_sse_and_conformance_fixtures_get_no_false_failure",
+        "test_the_lab_app_passes_over_stdio_and_http_and_no_app_is_not_applicable",
+    },
+    "test_check_outcomes.py": {"test_an_http_answer_that_is_not_mcp_could_not_be_checked"},
+    "test_check_diff_shapes.py": {
+        "test_a_file_that_is_not_a_report_exits_2_naming_the_file_and_why"},
+    "test_check_synthesis.py": {
+        "test_schema_shaped_documents_give_accepted_arguments_or_none",
+        "test_simple_schemas_are_always_satisfied",
+        "test_the_command_line_calls_every_tool_of_the_schema_zoo_without_a_traceback",
+    },
+    "test_check_lazy.py": {
+        "test_a_schema_is_checked_without_building_the_iri_grammar_until_an_iri_is_checked"},
+    "test_check_report.py": {"test_the_widget_in_a_real_kernel_carries_its_static_fallback"},
+    "test_auth_lab.py": {
+        "test_each_broken_rule_is_refused_by_name",
+        "test_expired_tokens_are_refreshed_and_a_refused_refresh_authorizes_again",
+    },
+    "test_auth_magics.py": {"test_paste_back_in_a_real_kernel_asks_through_the_cells_stdin"},
+    "test_replay_magics.py": {"test_export_tests_from_a_session_runs_green"},
+    "test_interop_sdk.py": {"test_handshake_with_the_official_sdk_in_every_version"},
 }
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        function = getattr(item, "originalname", item.name)
+        if item.path.name in SLOW_MODULES or function in SLOW_TESTS.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
 
 

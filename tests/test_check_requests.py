@@ -103,5 +103,5 @@ def test_the_command_line_turns_reads_off_and_shows_the_requests() -> None:
     lines = done.stdout.splitlines()
     assert any(line.startswith("  main: initialize {") for line in lines)
     assert not any("prompts/get" in line for line in lines if line.startswith("  "))
-    assert "N/A  prompts.get [MUST (schema)] prompts/get not sent: turned off (--no-prompts-get)" in \
-        done.stdout
+    assert ("N/A  prompts.get [MUST (schema)] prompts/get not sent: turned off "
+            "(--no-prompts-get)") in done.stdout

@@ -168,3 +168,15 @@ def test_client_parts_use_the_sessions_declared_seams() -> None:
                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                 if PRIVATE_REACH.search(line)]
     assert reaching == []
+
+
+def test_the_inner_loops_slow_lists_name_tests_that_exist() -> None:
+    # tests/conftest.py leaves these out of `-m "not slow"`; a renamed test would silently
+    # join the inner loop, and a stale name would be dead configuration.
+    from conftest import SLOW_MODULES, SLOW_TESTS
+
+    tests = ROOT / "tests"
+    assert [name for name in SLOW_MODULES if not (tests / name).exists()] == []
+    missing = [f"{module}::{name}" for module, names in SLOW_TESTS.items()
+               for name in names if f"def {name}(" not in (tests / module).read_text()]
+    assert missing == []

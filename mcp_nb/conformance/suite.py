@@ -246,12 +246,23 @@ class Suite:
 
     def scenarios(self, role: str | None = None) -> list[ListedScenario]:
         """What ``conformance list`` names (for one role, or all)."""
-        done = self._node("list", timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(f"conformance list failed:\n{done.stderr}")
-        listed = parse_listing(done.stdout)
+        # An installed version always lists the same: kept beside the install, so the test
+        # workers and later runs read it instead of starting Node to ask again.
+        kept = self.root / ".listing.txt"
+        if self.finished.exists() and kept.exists():
+            text = kept.read_text(encoding="utf-8")
+        else:
+            done = self._node("list", timeout=60)
+            if done.returncode != 0:
+                raise RuntimeError(f"conformance list failed:\n{done.stderr}")
+            text = done.stdout
+            if self.finished.exists():  # written whole, then renamed: readers never see half
+                partial = kept.with_name(f"{kept.name}.{os.getpid()}")
+                partial.write_text(text, encoding="utf-8")
+                os.replace(partial, kept)
+        listed = parse_listing(text)
         if not listed:
-            raise RuntimeError(f"conformance list printed no scenarios:\n{done.stdout}")
+            raise RuntimeError(f"conformance list printed no scenarios:\n{text}")
         return [s for s in listed if role is None or s.role == role]
 
     def wire_versions(self, scenario: ListedScenario) -> tuple[str, ...]:
