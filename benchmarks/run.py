@@ -252,7 +252,9 @@ def _ratio_cell(figure: Figure, value: float, per_client: dict[str, dict[str, An
     reference = per_client.get(ref, {}).get(figure.key)
     if not reference or not value:
         return "-"
-    return f"{figure.cost_ratio(value, reference):.2f}"
+    ratio = figure.cost_ratio(value, reference)
+    # Two significant digits below 0.01: a tiny ratio is still a ratio, not "0.00".
+    return f"{ratio:.2f}" if ratio >= 0.01 else f"{ratio:.2g}"
 
 
 def figures_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:

@@ -100,5 +100,9 @@ def N_(message: str) -> str:
 
 
 def _(message: str) -> str:
-    """``message`` in the kit's language (itself in English, or where no translation exists)."""
-    return _chosen().gettext(message)
+    """``message`` in the kit's language (itself in English, or where no translation exists).
+
+    An empty message stays empty: gettext would answer it with the catalog's header (which
+    names the tool that compiled the catalog), never something to show a person.
+    """
+    return _chosen().gettext(message) if message else message

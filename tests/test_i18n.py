@@ -285,3 +285,11 @@ def test_a_zh_checkup_reports_titles_fixes_and_details_in_chinese_and_keeps_the_
             "supported version instead of an error.") in summary
     assert "an unknown version offered gets a counter-offer" in html_report(english)
     assert not any("\u4e00" <= c <= "\u9fff" for c in summary + html_report(english))
+
+
+def test_an_empty_message_stays_empty_in_chinese(chinese) -> None:
+    # gettext answers "" with the catalog's header, which names the Babel that compiled it:
+    # chapter 11's zh edition once showed that header as a table heading (and broke the day
+    # Babel released).
+    assert i18n._("") == ""
+    assert i18n._("Lifecycle") == "生命周期"
