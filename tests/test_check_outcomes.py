@@ -126,6 +126,11 @@ def test_an_http_answer_that_is_not_mcp_could_not_be_checked(stub: str, path: st
     if path == "/401":  # authorization is optional: no metadata is at most a warning
         assert next(r for r in report["results"]
                     if r["id"] == "auth.discovery")["outcome"] == "warn"
+    # What the pre-flight sent is listed too: the one initialize POST (and, after a 401, the
+    # metadata it looked for).
+    first = report["requestsSent"][0]
+    assert (first["via"], first["method"]) == ("pre-flight", "initialize")
+    assert first["http"] == f"POST {stub}{path}"
 
 
 def test_nothing_listening_could_not_be_checked(tmp_path: Path) -> None:

@@ -35,14 +35,6 @@ async def now(judge: Callable[[], Any]) -> None:
 class CheckGuard(CheckupCore):
     """Runs groups of checks so one's crash is its checks' *error*, not the checkup's end."""
 
-    #: What the connection did that the report must say (a redirect; why MCP was not reached).
-    connection: str | None = None
-
-    @property
-    def crashes(self) -> list[tuple[tuple[str, ...], str]]:
-        """The groups of checks that raised: the check ids (or id prefixes) each owns, and
-        its traceback, in order."""
-        return self.__dict__.setdefault("_crashes", [])
 
     async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
                       *args: Any) -> None:
@@ -77,4 +69,4 @@ class CheckGuard(CheckupCore):
         return Report(target=describe(self.target), era=None, version=None, server=None,
                       results=results, seconds=time.monotonic() - started,
                       allowed_tools=["all"] if self.call_all else self.allowed,
-                      connection=self.connection)
+                      connection=self.connection, requests_sent=list(self.http_requests))

@@ -28,10 +28,12 @@ from typing import Any
 
 import httpx
 
+from ..auth.challenge import parse_challenges
 from ..auth.discovery import origin, prm_urls
 from ..i18n import _
 from ..protocol.versions import SUPPORTED_VERSIONS
 from .http_evidence import http_evidence
+from .sent import http_request
 
 #: How many same-origin redirects are followed (httpx's and the SDK's limit is 20; a
 #: checkup target needs one, two at most).
@@ -63,6 +65,8 @@ class Reach:
     #: A 401 without Protected Resource Metadata: what auth.discovery can say (a warning).
     unauthorized: str | None = None
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    #: Every request the pre-flight sent (the report lists them with the checkup's own).
+    sent: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def connection(self) -> str | None:
@@ -96,9 +100,8 @@ async def _read(response: httpx.Response, limit: int = 65536) -> str:
 
 async def _has_prm(client: httpx.AsyncClient, url: str, challenge: str) -> bool:
     """Whether the 401 leads to Protected Resource Metadata (named, or at a well-known URI)."""
-    named = None
-    if "resource_metadata=" in challenge:
-        named = challenge.split("resource_metadata=", 1)[1].split(",")[0].strip().strip('"')
+    named = next((c.resource_metadata for c in parse_challenges(challenge)
+                  if c.resource_metadata), None)
     for candidate in prm_urls(url, named):
         try:
             answer = await client.get(candidate)
@@ -119,7 +122,11 @@ def _json(text: str) -> Any:
 async def preflight_http(url: str, timeout: float) -> Reach:
     """One ``initialize`` POST to ``url`` (same-origin 307/308 followed), classified."""
     reach = Reach(url)
-    async with httpx.AsyncClient(timeout=timeout) as client:
+
+    async def record(request: httpx.Request) -> None:
+        reach.sent.append(http_request(request, "pre-flight"))
+
+    async with httpx.AsyncClient(timeout=timeout, event_hooks={"request": [record]}) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             try:
                 async with client.stream("POST", reach.url, json=_INITIALIZE,

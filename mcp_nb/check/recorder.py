@@ -91,6 +91,14 @@ class CheckupCore:
         self.prompts_get, self.template_reads = prompts_get, template_reads
         self.http_requests: list[dict[str, Any]] = []
         self.side_sessions: list[tuple[str, ClientSession]] = []
+        #: id(session) → its first transcript position that is the checkup's own.
+        self.since: dict[int, int] = {}
+        #: What the connection did that the report must say (a redirect; why MCP was not
+        #: reached).
+        self.connection: str | None = None
+        #: The groups of checks that raised: the check ids (or id prefixes) each owns, and
+        #: its traceback, in order (mcp_nb.check.guard).
+        self.crashes: list[tuple[tuple[str, ...], str]] = []
 
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None:

@@ -61,16 +61,14 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
 
     #: The first main session, when its server exited on the server/discover probe.
     discover_exit: ClientSession | None = None
-    #: id(session) → its first transcript position that is the checkup's own.
-    since: dict[int, int]
 
     async def run(self) -> Report:
         started = time.monotonic()
-        self.since = {}
         if is_url(self.target):
             from .preflight import preflight_http  # httpx: URLs only
 
             reach = await preflight_http(self.target, self.timeout)
+            self.http_requests += reach.sent
             self.connection = reach.connection
             if reach.url != self.target:  # a same-origin redirect followed: check there
                 self.target = reach.url
