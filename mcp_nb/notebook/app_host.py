@@ -344,13 +344,16 @@ class AppHosting:
                  "message": dict(message) if isinstance(message, Mapping) else None,
                  "text": None if isinstance(message, Mapping) else repr(message)}
         elapsed = session.lifecycle.elapsed()
+        state = session.state.value
         if exchange.at is not None:
-            # The page's time, in its place: after the frame appeared, never after now.
+            # The page's time, in its place: after the frame appeared, never after now;
+            # and the session's state at that time, not at the (maybe much later) now.
             elapsed = min(elapsed, max(self._shown_at,
                                        elapsed - (time.time() - exchange.at)))
+            state = _state_at(session.lifecycle.history, elapsed) or state
         elapsed = self._lane_time = max(elapsed, self._lane_time)
         self.hosted.loop.call_soon(lambda: session.transcript.add(
-            elapsed, exchange.direction, kind, session.state.value, **entry))
+            elapsed, exchange.direction, kind, state, **entry))
 
     def _host(self) -> AppHost:
         if self.host is None:
@@ -423,7 +426,8 @@ class AppHosting:
         """The cell's verdict on the App: ``("ok" | "failed" | "", text)``."""
         state = self.lifecycle.state
         if self.problem:
-            mark, text = "failed", _("not rendered: {problem}").format(problem=self.problem)
+            mark, text = "failed", _("not rendered, for the reason above; the tool's result "
+                                     "is below")
         elif self.failures:
             mark, text = "failed", "; ".join(self.failures[-3:])
         elif state is AppState.INTERACTIVE:
@@ -465,6 +469,16 @@ class AppHosting:
 def _page_time(at: Any) -> float | None:
     """A time the page gave (milliseconds since the epoch, its clock) in seconds."""
     return at / 1000 if isinstance(at, int | float) and not isinstance(at, bool) else None
+
+
+def _state_at(history: list[TransitionRecord], elapsed: float) -> str | None:
+    """The session's state ``elapsed`` seconds in, from its transition history."""
+    state = None
+    for record in history:
+        if record.time > elapsed:
+            break
+        state = record.target.value
+    return state
 
 
 def _posted_list(posted: Any) -> list[Any]:
