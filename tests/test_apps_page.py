@@ -303,6 +303,15 @@ def test_a_view_that_never_initializes_gets_a_failing_verdict(
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert "no ui/notifications/initialized" in app.verdict_line.value
+    # It was only late (the kernel got to it after the wait): the verdict follows.
+    request = _initialize("view-1")
+    page.relay(request, [page.answer(request)])
+    page.relay(INITIALIZED, [
+        {"jsonrpc": "2.0", "method": "ui/notifications/tool-input",
+         "params": {"arguments": {"label": "Paris"}}},
+        {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
+         "params": app.frame.bootstrap["result"]}])
+    assert "✓" in app.verdict_line.value and "no ui/notifications" not in app.verdict_line.value
 
 
 def test_a_csp_violation_is_the_cells_verdict(app: AppView) -> None:

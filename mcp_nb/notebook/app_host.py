@@ -59,6 +59,8 @@ TEARDOWN_WAIT = 2.0
 INITIALIZED_WAIT = 5.0
 #: The most the frame may grow to when the View reports its size (pixels).
 MAX_HEIGHT = 600
+#: Where a View that never says initialized stays.
+_BEFORE_INITIALIZED = (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
 
 
 def declares_apps(session: Any) -> bool:
@@ -102,6 +104,8 @@ class AppHosting:
         #: What went wrong, for the cell's verdict line (no initialized in time, a CSP
         #: violation the page reported, …), in order.
         self.failures: list[str] = []
+        #: Said when the View had not said initialized in time (until it does).
+        self.not_initialized: str | None = None
         #: Set once the MCP session closed: the View stays, disconnected.
         self.disconnected: str | None = None
         #: The pages that said ``created`` (their tokens; None for a page that gives none).
@@ -304,10 +308,10 @@ class AppHosting:
         """Say so in the cell when the View has not said ``initialized`` in good time."""
         state = self.lifecycle.state
         if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
-            self.failures.append(_(
+            self.not_initialized = _(
                 "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
                 "so its input and result are held (the host MUST NOT send the View anything "
-                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}"))
+                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")
             self._draw_verdict()
 
     def _give_up(self, why: str) -> None:
@@ -428,8 +432,10 @@ class AppHosting:
         if self.problem:
             mark, text = "failed", _("not rendered, for the reason above; the tool's result "
                                      "is below")
-        elif self.failures:
-            mark, text = "failed", "; ".join(self.failures[-3:])
+        elif self.failures or (self.not_initialized and state in _BEFORE_INITIALIZED):
+            waiting = [self.not_initialized] if self.not_initialized \
+                and state in _BEFORE_INITIALIZED else []
+            mark, text = "failed", "; ".join([*waiting, *self.failures][-3:])
         elif state is AppState.INTERACTIVE:
             mark, text = "ok", _("the App is up: initialized, given its input and result")
         elif state is AppState.CANCELLED:
