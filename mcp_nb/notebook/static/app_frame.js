@@ -1,15 +1,21 @@
 // The MCP App frame widget (anywidget ES module, shipped in the package; no build step,
-// nothing fetched at run time).  It only moves messages: the host's protocol runs in
-// the kernel (mcp_nb.apps.AppHost), so every exchange is checked, answered and written
-// into the session's transcript there.
+// nothing fetched at run time).  The host's protocol runs in the kernel
+// (mcp_nb.apps.AppHost): every exchange is checked and written into the session's
+// transcript there.  The page makes only the host's opening moves itself, from what the
+// kernel left in the widget (hostOpening below), so an App comes up while later cells
+// still hold the kernel.
 //
 // Browser side of the contract:
 //   - the outer iframe is the sandbox proxy: srcdoc (opaque origin) with sandbox =
 //     model "sandbox" (allow-scripts only: never allow-same-origin, which on srcdoc
 //     would hand the App this page's origin, its DOM, cookies and the kernel's API);
 //   - messages whose event.source is that iframe go to the kernel as
-//     {kind: "frame", message}; the kernel's {kind: "frame", message} are posted to it;
-//   - the kernel sets "height" (size-changed), "display_mode", "removed" as traits.
+//     {kind: "frame", message, posted, at, page} (posted: what the page answered itself;
+//     at: when, by the page's clock in ms; page: this page's token); what the page posts
+//     on its own later is {kind: "posted", message, at, page}; the kernel's
+//     {kind: "frame", message} are posted to the frame;
+//   - the kernel sets "height" (size-changed), "display_mode", "removed" and
+//     "bootstrap" (a call's outcome arriving later) as traits.
 
 function theme() {
   const light = document.body && document.body.dataset
