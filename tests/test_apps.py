@@ -285,7 +285,8 @@ def test_input_and_result_are_held_until_initialized_then_sent_in_order() -> Non
     host, _ = _host()
     host.frame_created()
     host.receive(_notify("ui/notifications/sandbox-proxy-ready"))
-    host.receive(_request(1, "ui/initialize", protocolVersion="2026-01-26"))
+    host.receive(_request(1, "ui/initialize", protocolVersion="2026-01-26",
+                          appCapabilities={}))
     # The call completed before the View said initialized: nothing may go out yet.
     assert host.set_result({"content": [{"type": "text", "text": "12:00"}]}) == []
     sent = _sent(host.receive(_notify("ui/notifications/initialized")))

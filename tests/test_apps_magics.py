@@ -78,7 +78,8 @@ def test_the_apps_own_tools_call_goes_through_the_session(app: AppView, mcp: Any
                                       "locale": "en-GB", "timeZone": "Europe/Paris"}, [])
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
     (answer,) = _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
-                             "params": {"protocolVersion": "2026-01-26"}})
+                             "params": {"protocolVersion": "2026-01-26",
+                                        "appCapabilities": {}}})
     context = answer["result"]["hostContext"]
     assert context["theme"] == "dark" and context["locale"] == "en-GB"
     assert context["containerDimensions"]["width"] == 640
@@ -138,7 +139,8 @@ def test_a_theme_switch_reaches_an_initialized_view(app: AppView) -> None:
     app._on_frame_message(app.frame, {"kind": "theme", "theme": "dark"}, [])
     assert posted == []  # not initialized yet: the host MUST NOT send it anything
     app.frame.send = type(app.frame).send.__get__(app.frame)
-    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     app.frame.send = lambda content, buffers=None: posted.append(content["message"])
     app._on_frame_message(app.frame, {"kind": "theme", "theme": "light"}, [])
@@ -153,20 +155,26 @@ def test_the_transcript_view_filters_the_app_lane(app: AppView, mcp: Any) -> Non
     assert {e.direction for e in view._selected()} <= {"app→host", "host→app"}
 
 
-def test_closing_the_session_tears_the_app_down(app: AppView, mcp: Any) -> None:
-    for message in ({"kind": "created"},):
-        app._on_frame_message(app.frame, message, [])
+def test_closing_the_session_leaves_the_app_on_screen_disconnected(app: AppView,
+                                                                    mcp: Any) -> None:
+    # docs/apps.md, "When the session ends": no teardown (nothing tears the View down), the
+    # App's later requests for the server are refused, and the cell says so.
+    app._on_frame_message(app.frame, {"kind": "created"}, [])
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     posted: list[dict[str, Any]] = []
     app.frame.send = lambda content, buffers=None: posted.append(content["message"])
     mcp("shutdown")
-    teardown = next(m for m in posted if m.get("method") == "ui/resource-teardown")
-    assert teardown["params"] == {"reason": "the MCP session closed"}
-    app._on_frame_message(app.frame, {"kind": "frame", "message": {
-        "jsonrpc": "2.0", "id": teardown["id"], "result": {}}}, [])
-    assert app.lifecycle.state is AppState.TORN_DOWN and app.frame.removed
+    assert posted == [] and not app.frame.removed
+    assert app.lifecycle.state is AppState.INTERACTIVE
+    assert "disconnected" in app.verdict_line.value and "✓" in app.verdict_line.value
+    app.frame.send = type(app.frame).send.__get__(app.frame)
+    (refusal,) = _frame(app, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                              "params": {"name": "clock_refresh", "arguments": {}}})
+    assert refusal["error"]["code"] == -32000
+    assert refusal["error"]["message"].startswith("session closed: the MCP session 'clock' ")
 
 
 def test_tools_marks_app_tools(mcp: Any) -> None:
@@ -207,7 +215,8 @@ def test_app_step_walks_the_hosts_side_one_cell_at_a_time(mcp: Any) -> None:
     assert "not sent" in repr(refused) and "MUST NOT send the View anything" in repr(refused)
     view._on_frame_message(view.frame, {"kind": "created"}, [])
     _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
     assert _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}) == []
     assert repr(mcp("app --next")) == "App step input: ui/notifications/tool-input sent"
     assert repr(mcp("app --next")) == "App step result: ui/notifications/tool-result sent"
@@ -249,7 +258,8 @@ def test_a_background_call_shows_the_app_at_once_and_says_when_it_is_cancelled(
     assert view.lifecycle.state is AppState.RESOURCE_READ and view.result is None
     view._on_frame_message(view.frame, {"kind": "created"}, [])
     _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
     sent = _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     assert [m["method"] for m in sent] == ["ui/notifications/tool-input"]  # no result yet
     posted: list[dict[str, Any]] = []
@@ -263,7 +273,8 @@ def test_a_background_call_shows_the_app_at_once_and_says_when_it_is_cancelled(
 def test_what_an_app_says_is_escaped_in_the_cell(app: AppView) -> None:
     app._on_frame_message(app.frame, {"kind": "created"}, [])
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
     _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     hostile = '<img src=x onerror="alert(1)">'
     _frame(app, {"jsonrpc": "2.0", "id": 2, "method": "ui/message",
@@ -284,7 +295,8 @@ def test_a_new_page_showing_the_app_starts_a_new_view(app: AppView) -> None:
     for _ in range(2):  # the first page, then the same output in a reloaded page
         app._on_frame_message(app.frame, {"kind": "created"}, [])
         _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-        _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+        _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                 "params": {"appCapabilities": {}}})
         sent = _frame(app, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
         assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
                                               "ui/notifications/tool-result"]

@@ -41,14 +41,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from ..i18n import _
 from ..protocol.observers import Observers
+from .actions import Action, Direction, Exchange, Forward, RemoveFrame, Resize, Show, ToFrame
 from .csp import SandboxPolicy
 from .lifecycle import AppEvent, AppLifecycle, AppState
 from .meta import PROTOCOL_VERSION, UiResource, app_callable
+from .page import PageBootstrap
 
 # JSON-RPC error codes this host answers with.  -32000 is what the spec's own examples
 # use for implementation-defined refusals (link denied, message refused, teardown error).
@@ -63,64 +65,6 @@ HOST_DISPLAY_MODES = ("inline", "fullscreen")
 FORWARDED = frozenset({"tools/call", "resources/read"})
 #: Link schemes ``ui/open-link`` may offer (no javascript:, data:, file: …).
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
-
-Direction = Literal["app→host", "host→app"]
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One ``postMessage`` message, for the transcript's App lane."""
-
-    direction: Direction
-    message: Any
-    #: What the host made of it ("held until initialized", "refused: …"), or "".
-    note: str = ""
-
-
-# -- actions -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ToFrame:
-    """Post ``message`` to the frame (the sandbox proxy, which passes it to the View)."""
-
-    message: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Forward:
-    """Send ``method`` to the MCP server for the App; answer with :meth:`AppHost.forwarded`."""
-
-    app_id: str | int
-    method: str
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Show:
-    """Something the person should see in the cell.
-
-    ``kind``: ``message`` (ui/message), ``model-context`` (ui/update-model-context),
-    ``open-link``, ``log`` (notifications/message), ``display-mode``, ``refused``
-    (a request the host refused, with the rule).
-    """
-
-    kind: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Resize:
-    width: float | None
-    height: float | None
-
-
-@dataclass(frozen=True)
-class RemoveFrame:
-    reason: str
-
-
-Action = ToFrame | Forward | Show | Resize | RemoveFrame
-
 
 @dataclass
 class HostContext:
@@ -167,7 +111,7 @@ def _notification(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": method, "params": dict(params)}
 
 
-class AppHost:
+class AppHost(PageBootstrap):
     """One rendered App: its lifecycle, what is held for it, what it asked for.
 
     ``tool`` is the tool whose call renders the App (a dict as ``tools/list`` gave
@@ -262,12 +206,12 @@ class AppHost:
     def set_result(self, result: Mapping[str, Any]) -> list[Action]:
         """The call that rendered the App completed: tool-result (now or once initialized)."""
         self.result = dict(result)
-        return self._deliver() if self.deliver else []
+        return self._deliver() if self.deliver and not self.page_delivers else []
 
     def set_cancelled(self, reason: str) -> list[Action]:
         """The call was cancelled: tool-cancelled (now or once initialized)."""
         self.cancelled = reason
-        return self._deliver() if self.deliver else []
+        return self._deliver() if self.deliver and not self.page_delivers else []
 
     def send_tool_input(self) -> list[Action]:
         """Step mode: send ``ui/notifications/tool-input`` now."""
@@ -356,9 +300,12 @@ class AppHost:
 
     def _log(self, direction: Direction, message: Any, note: str = "") -> None:
         if self.exchanges:
-            self.exchanges.notify(Exchange(direction, message, note))
+            self.exchanges.notify(Exchange(direction, message, note, self._page_time))
 
     def _send(self, message: dict[str, Any], note: str = "") -> ToFrame:
+        posted = self._answered_by_page(message, note)
+        if posted is not None:
+            return posted
         self._log("host→app", message, note)
         return ToFrame(message)
 
@@ -371,8 +318,10 @@ class AppHost:
         return []
 
     def _refuse(self, request_id: Any, code: int, why: str, method: str) -> list[Action]:
-        return [self._send(_error(request_id, code, why), f"refused {method}"),
-                Show("refused", {"method": method, "reason": why})]
+        reply = self._send(_error(request_id, code, why), f"refused {method}")
+        if reply.posted:  # the page answered first: the transcript says what this host thought
+            return [reply, Show("late", {"state": str(self.state), "method": method})]
+        return [reply, Show("refused", {"method": method, "reason": why})]
 
     def _require_addressable(self, what: str) -> None:
         if not self.lifecycle.addressable:
@@ -382,7 +331,7 @@ class AppHost:
 
     def _deliver(self) -> list[Action]:
         """Send whatever is due and allowed: input first (at most once), then the outcome."""
-        if not self.lifecycle.addressable:
+        if not self.lifecycle.addressable or self.page_delivers:
             return []
         actions: list[Action] = []
         if self.state is AppState.INITIALIZED and self.arguments is not None:
@@ -457,8 +406,13 @@ class AppHost:
                                     "initializes once", method)
             info = params.get("appInfo")
             caps = params.get("appCapabilities")
+            if not isinstance(caps, Mapping):
+                return self._refuse(request_id, INVALID_PARAMS,
+                                    "ui/initialize without appCapabilities (MCP Apps "
+                                    "2026-01-26: the View MUST include its capabilities)",
+                                    method)
             self.app_info = dict(info) if isinstance(info, Mapping) else None
-            self.app_capabilities = dict(caps) if isinstance(caps, Mapping) else {}
+            self.app_capabilities = dict(caps)
             reply = self._send(_result(request_id,
                                        self.initialize_result(params.get("protocolVersion"))))
             self.lifecycle.fire(AppEvent.INITIALIZE)
@@ -469,6 +423,9 @@ class AppHost:
         if self.state in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
             return self._refuse(request_id, REFUSED, f"{method} while the App is {self.state}",
                                 method)
+        if self.disconnected is not None and method in FORWARDED:
+            return self._refuse(request_id, REFUSED, f"session closed: {self.disconnected}; "
+                                f"{method} cannot reach the server any more", method)
         handler = self._HANDLERS.get(method)
         if handler is None:
             return [self._send(_error(request_id, METHOD_NOT_FOUND,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,8 @@ TEARDOWN_WAIT = 2.0
 INITIALIZED_WAIT = 5.0
 #: The most the frame may grow to when the View reports its size (pixels).
 MAX_HEIGHT = 600
+#: Where a View that never says initialized stays.
+_BEFORE_INITIALIZED = (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
 
 
 def declares_apps(session: Any) -> bool:
@@ -98,6 +101,19 @@ class AppHosting:
         self.frame: AppFrame | None = None
         self._unsubscribe: Any = None
         self.lifecycle.observers.add(self._on_transition)
+        #: What went wrong, for the cell's verdict line (no initialized in time, a CSP
+        #: violation the page reported, …), in order.
+        self.failures: list[str] = []
+        #: Said when the View had not said initialized in time (until it does).
+        self.not_initialized: str | None = None
+        #: Set once the MCP session closed: the View stays, disconnected.
+        self.disconnected: str | None = None
+        #: The pages that said ``created`` (their tokens; None for a page that gives none).
+        self._pages: list[str | None] = []
+        #: Session time of the frame's creation, and of the App lane's latest entry: a
+        #: time the page gives is kept between them and now (the lane stays in order).
+        self._shown_at = 0.0
+        self._lane_time = 0.0
 
     # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
 
@@ -133,12 +149,14 @@ class AppHosting:
         host = self._host()
         return {"proxy_doc": proxy_document(host.policy, PROXY_SCRIPT),
                 "sandbox": host.policy.sandbox, "allow": host.policy.allow,
-                "resource_message": host.resource_message()}
+                "resource_message": host.resource_message(),
+                "bootstrap": host.bootstrap()}
 
     def _relay(self, frame: AppFrame) -> None:
         """From now on the page posts the resource, and what the frame says comes here."""
         self.frame = frame
         self._host().page_posts_resource = True
+        self._shown_at = self._lane_time = self.hosted.session.lifecycle.elapsed()
         frame.on_msg(self._on_frame_message)
 
     def send_tool_input(self) -> None:
@@ -154,11 +172,13 @@ class AppHosting:
         if self.host is not None:
             with self._lock:
                 self._apply(self.host.set_result(result.model_dump(exclude_none=True)))
+                self._update_bootstrap()
 
     def cancelled(self, reason: str) -> None:
         if self.host is not None:
             with self._lock:
                 self._apply(self.host.set_cancelled(reason))
+                self._update_bootstrap()
 
     def teardown(self, reason: str = "torn down from the notebook") -> None:
         """``ui/resource-teardown``, then the frame goes (after the answer, or a wait)."""
@@ -175,11 +195,8 @@ class AppHosting:
         kind = content.get("kind")
         with self._lock:
             if kind == "created":
-                if not self.lifecycle.can_fire(AppEvent.FRAME_CREATED) \
-                        and self.lifecycle.state is not AppState.REQUESTED:
-                    # A new page shows this output (reloaded, or reopened while the kernel
-                    # lives): the old View is gone with its page; a new View, a new lifecycle.
-                    self._restart()
+                if not self._page_created(content):
+                    return
                 context = self.host.context
                 context.theme = "dark" if content.get("theme") == "dark" else "light"
                 width = content.get("width")
@@ -191,8 +208,15 @@ class AppHosting:
                     timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
                     timer.daemon = True
                     timer.start()
+            elif kind == "frame" and ("posted" in content or "at" in content):
+                self._apply(self.host.receive_from_page(
+                    content.get("message"), _posted_list(content.get("posted")),
+                    _page_time(content.get("at"))))
             elif kind == "frame":
                 self._apply(self.host.receive(content.get("message")))
+            elif kind == "posted":
+                self._apply(self.host.page_posted(content.get("message"),
+                                                  _page_time(content.get("at"))))
             elif kind == "theme":
                 self._apply(self.host.context_changed(
                     theme="dark" if content.get("theme") == "dark" else "light"))
@@ -206,6 +230,8 @@ class AppHosting:
 
     def _apply(self, actions: list[Action]) -> None:
         for action in actions:
+            if isinstance(action, ToFrame) and action.posted:
+                continue  # the host's page posted it already; recorded, not sent twice
             if isinstance(action, ToFrame):
                 if self.frame is not None:
                     self.frame.send({"kind": "frame", "message": action.message})
@@ -282,10 +308,11 @@ class AppHosting:
         """Say so in the cell when the View has not said ``initialized`` in good time."""
         state = self.lifecycle.state
         if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
-            self._show(Show("waiting", {"text": _(
+            self.not_initialized = _(
                 "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
                 "so its input and result are held (the host MUST NOT send the View anything "
-                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")}))
+                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")
+            self._draw_verdict()
 
     def _give_up(self, why: str) -> None:
         if self.host is not None:
@@ -294,8 +321,9 @@ class AppHosting:
 
     def _on_session_transition(self, record: TransitionRecord) -> None:
         if record.target in (State.SHUTTING_DOWN, State.TERMINATED) and self.host is not None \
+                and self.disconnected is None \
                 and self.lifecycle.state not in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
-            self.teardown("the MCP session closed")
+            self._disconnect()
 
     def _record(self, exchange: Exchange) -> None:
         """Write one postMessage message into the session's transcript (the App lane).
@@ -320,8 +348,16 @@ class AppHosting:
                  "message": dict(message) if isinstance(message, Mapping) else None,
                  "text": None if isinstance(message, Mapping) else repr(message)}
         elapsed = session.lifecycle.elapsed()
+        state = session.state.value
+        if exchange.at is not None:
+            # The page's time, in its place: after the frame appeared, never after now;
+            # and the session's state at that time, not at the (maybe much later) now.
+            elapsed = min(elapsed, max(self._shown_at,
+                                       elapsed - (time.time() - exchange.at)))
+            state = _state_at(session.lifecycle.history, elapsed) or state
+        elapsed = self._lane_time = max(elapsed, self._lane_time)
         self.hosted.loop.call_soon(lambda: session.transcript.add(
-            elapsed, exchange.direction, kind, session.state.value, **entry))
+            elapsed, exchange.direction, kind, state, **entry))
 
     def _host(self) -> AppHost:
         if self.host is None:
@@ -335,9 +371,84 @@ class AppHosting:
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
         self._draw_diagram()
+        self._draw_verdict()
         if record.target is AppState.TORN_DOWN and self._unsubscribe is not None:
             self._unsubscribe()  # a torn-down App no longer follows its session
             self._unsubscribe = None
+
+    # -- the page brings the View up; the session may go first (Run All) -------------------
+
+    def _page_created(self, content: Mapping[str, Any]) -> bool:
+        """``created``: a page shows this output.  False when there is nothing to do.
+
+        A second page that builds the frame (reloaded, or reopened while the kernel lives)
+        shows a new View: a new lifecycle.  The first page's ``created`` may reach the
+        kernel late, after it went on without it (Run All queues the page's messages
+        behind the cells): then it is the same View, said late, never a new one.
+        """
+        token = content.get("page") if isinstance(content.get("page"), str) else None
+        if token is not None and token in self._pages:
+            return False
+        first = not self._pages
+        self._pages.append(token)
+        built = content.get("frame") is not False
+        if not first and built and not self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
+            self._restart()
+        elif first and self.lifecycle.state is AppState.TORN_DOWN:
+            self._show(Show("waiting", {"text": _(
+                "this page showed the App before the kernel, busy with later cells, got to "
+                "its messages; the App was already torn down by then: {why}").format(
+                why=self.lifecycle.history[-1].cause)}))
+        assert self.host is not None
+        boot = self.frame.bootstrap if self.frame is not None else {}
+        self.host.page_delivers = bool(content.get("bootstrap")) and bool(boot.get("deliver"))
+        return True
+
+    def _update_bootstrap(self) -> None:
+        """The call's outcome is known now: the page may post it (once the View is up)."""
+        if self.frame is not None and self.host is not None:
+            self.frame.bootstrap = self.host.bootstrap()
+
+    def _disconnect(self) -> None:
+        """The MCP session closed.  The View stays on screen, disconnected: the spec asks
+        for ``ui/resource-teardown`` before tearing a View down, and nothing here tears it
+        down; what it asks of the server from now on is refused.  Clearing the output (or
+        re-running the cell) removes it."""
+        assert self.host is not None
+        self.disconnected = _("the MCP session {name} ended").format(name=repr(self.hosted.name))
+        with self._lock:
+            self._apply(self.host.disconnect(f"the MCP session {self.hosted.name!r} ended"))
+        self._draw_verdict()
+
+    def csp_violation(self, directive: str, blocked: str) -> None:
+        """The page reports that the App's CSP blocked ``blocked`` (``directive``)."""
+        self.failures.append(_("the CSP blocked {blocked} ({directive})").format(
+            blocked=blocked, directive=directive))
+        self._draw_verdict()
+
+    def verdict(self) -> tuple[str, str]:
+        """The cell's verdict on the App: ``("ok" | "failed" | "", text)``."""
+        state = self.lifecycle.state
+        if self.problem:
+            mark, text = "failed", _("not rendered, for the reason above; the tool's result "
+                                     "is below")
+        elif self.failures or (self.not_initialized and state in _BEFORE_INITIALIZED):
+            waiting = [self.not_initialized] if self.not_initialized \
+                and state in _BEFORE_INITIALIZED else []
+            mark, text = "failed", "; ".join([*waiting, *self.failures][-3:])
+        elif state is AppState.INTERACTIVE:
+            mark, text = "ok", _("the App is up: initialized, given its input and result")
+        elif state is AppState.CANCELLED:
+            mark, text = "ok", _("the App is up: initialized, given its input, told the call "
+                                 "was cancelled")
+        else:
+            mark, text = "", ""
+        if self.disconnected:
+            text += ("; " if text else "") + _(
+                "{why}: the App stays on screen, disconnected; what it asks of the server "
+                "is refused (session closed); clear the output or re-run the cell to remove "
+                "it").format(why=self.disconnected)
+        return mark, text
 
     # -- what the drawing class provides ---------------------------------------------------
 
@@ -356,3 +467,25 @@ class AppHosting:
 
     def _draw_refused(self) -> None:  # pragma: no cover - the drawing class overrides
         raise NotImplementedError
+
+    def _draw_verdict(self) -> None:  # pragma: no cover - the drawing class overrides
+        raise NotImplementedError
+
+
+def _page_time(at: Any) -> float | None:
+    """A time the page gave (milliseconds since the epoch, its clock) in seconds."""
+    return at / 1000 if isinstance(at, int | float) and not isinstance(at, bool) else None
+
+
+def _state_at(history: list[TransitionRecord], elapsed: float) -> str | None:
+    """The session's state ``elapsed`` seconds in, from its transition history."""
+    state = None
+    for record in history:
+        if record.time > elapsed:
+            break
+        state = record.target.value
+    return state
+
+
+def _posted_list(posted: Any) -> list[Any]:
+    return list(posted) if isinstance(posted, list) else []

@@ -59,6 +59,9 @@ class AppFrame(anywidget.AnyWidget):
     removed = traitlets.Bool(False).tag(sync=True)
     #: ui/notifications/sandbox-resource-ready, posted by the page when the proxy is ready.
     resource_message = traitlets.Dict().tag(sync=True)
+    #: What the page needs to make the host's opening moves itself (AppHost.bootstrap): the
+    #: ui/initialize answer, the tool's input and, once known, its result.
+    bootstrap = traitlets.Dict().tag(sync=True)
     #: The frame's own words (a note, a button), in the kit's language when it was made.
     labels = traitlets.Dict().tag(sync=True)
 
@@ -81,6 +84,8 @@ class AppView(AppHosting, _Described, w.VBox):
                          deliver=deliver)
         self._notes: list[str] = []
         self.header = w.HTML()
+        #: One line: did the App come up, or why not (and whether its session is gone).
+        self.verdict_line = w.HTML()
         self.notes = w.HTML()
         self.diagram = w.HTML()
         self.result_html = w.HTML()
@@ -98,7 +103,7 @@ class AppView(AppHosting, _Described, w.VBox):
             labels=frame_labels(), border=True if border is None else border))
         # The result folds away under the App (structuredContent is for the App to draw; a
         # text-only host would show this), beside the lifecycle diagram.
-        self.children = [self.header, self.frame, self.notes,
+        self.children = [self.header, self.verdict_line, self.frame, self.notes,
                          w.Accordion([self.result_html, self.diagram],
                                      titles=(_("tool result"), _("App lifecycle")))]
 
@@ -106,7 +111,16 @@ class AppView(AppHosting, _Described, w.VBox):
 
     def _draw_refused(self) -> None:
         self._draw_header()
-        self.children = [self.header, self.result_html]
+        self._draw_verdict()
+        self.children = [self.header, self.verdict_line, self.result_html]
+
+    def _draw_verdict(self) -> None:
+        mark, text = self.verdict()
+        sign = {"ok": "✓ ", "failed": "✗ "}.get(mark, "")
+        style = ' class="finding"' if mark == "failed" else ""
+        self.verdict_line.value = "" if not text else (
+            render.STYLE + f'<div class="mcpnb mcpnb-app-verdict" data-verdict="{mark}">'
+            f"<b{style}>{sign}{render.esc(text)}</b></div>")
 
     def _draw_result(self) -> None:
         assert self.result is not None
@@ -143,6 +157,11 @@ class AppView(AppHosting, _Described, w.VBox):
                 mode=render.esc(mode))
         elif action.kind == "waiting":
             note = f'<span class="finding">{render.esc(data.get("text"))}</span>'
+        elif action.kind == "late":
+            note = '<span class="finding">' + render.esc(_(
+                "the host's page had already posted {method} when the kernel got to it (the "
+                "App was {state} by then): the transcript records it as the page's").format(
+                method=data.get("method") or "?", state=data.get("state"))) + "</span>"
         else:
             note = '<span class="finding">' + render.esc(_("refused {method}: {reason}").format(
                 method=data.get("method"), reason=data.get("reason"))) + "</span>"

@@ -6,6 +6,7 @@ a snapshot keeps the entries of its moment (and what had been dropped by then).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -79,6 +80,15 @@ class _TranscriptMoment:
         return sum(self.dropped_by_kind.values())
 
 
+def in_time_order(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """Entries by time, in their place: an App's messages are written into the transcript
+    when the kernel gets to them, which under Run All is after later cells, with the time
+    the host's page saw them (app_host.AppHosting._record)."""
+    if all(a.time <= b.time for a, b in itertools.pairwise(entries)):
+        return entries
+    return sorted(entries, key=lambda entry: entry.time)
+
+
 def dropped_summary(transcript: Transcript | _TranscriptMoment) -> str:
     """``42,113 older entries dropped: 42,100 notification, 13 request``; "" if none were."""
     if not transcript.dropped:
@@ -140,7 +150,7 @@ class TranscriptView(_SnapshotOnDisplay, w.VBox):
     def _selected(self) -> list[TranscriptEntry]:
         direction = self.direction.value or None
         method = self.method.value.strip() or None
-        entries = self._transcript.entries
+        entries = in_time_order(self._transcript.entries)
         if direction is None and method is None:
             return entries
         return [e for e in entries
@@ -227,3 +237,24 @@ class TranscriptView(_SnapshotOnDisplay, w.VBox):
         note = _("(the transcript keeps the most recent entries only)")
         return (render.STYLE + f'<div class="mcpnb"><p class="no">{render.esc(dropped)} '
                 f"{render.esc(note)}</p></div>" + table)
+
+
+class FollowingTranscript(TranscriptView):
+    """``%mcp transcript --direction app``: the App lane, live, not a snapshot.
+
+    An App's messages reach the kernel only when it gets to them; under Run All that is
+    after every queued cell, this one included.  A snapshot would show none of them, so
+    this view follows the transcript and redraws as they are recorded; its text (what a
+    saved notebook keeps) says that it was taken when the cell ran.
+    """
+
+    def __init__(self, session: ClientSession, direction: str = "app") -> None:
+        super().__init__(session)
+        self.direction.value = direction
+
+    def snapshot(self) -> TranscriptView:
+        return self
+
+    def describe(self) -> str:
+        return super().describe() + _(" when this cell ran; the view above follows the "
+                                      "transcript as the kernel records the App's messages")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...i18n import N_, _
 from ..findings_view import FindingsView
-from ..transcript_view import TranscriptView
+from ..transcript_view import FollowingTranscript, TranscriptView
 from .arguments import session_name
 from .displays import RawView
 from .table import CommandGroup, Parser
@@ -37,8 +37,11 @@ def transcript(mcp: McpMagics, args: argparse.Namespace) -> Any:
         count = hosted.session.transcript.export_jsonl(args.export)
         print(_("wrote {count} entries to {file}").format(count=count, file=args.export))
         return None
-    # A snapshot, as the other views' displays are: the entries up to this cell.
     hosted.settle()
+    if args.direction == "app" and not args.method:
+        # Live: the App lane is written when the kernel gets to the page's messages.
+        return FollowingTranscript(hosted.session)
+    # A snapshot, as the other views' displays are: the entries up to this cell.
     view = TranscriptView(hosted.session, frozen=True, now=hosted.view.now)
     if args.direction:
         view.direction.value = args.direction

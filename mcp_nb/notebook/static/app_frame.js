@@ -1,15 +1,21 @@
 // The MCP App frame widget (anywidget ES module, shipped in the package; no build step,
-// nothing fetched at run time).  It only moves messages: the host's protocol runs in
-// the kernel (mcp_nb.apps.AppHost), so every exchange is checked, answered and written
-// into the session's transcript there.
+// nothing fetched at run time).  The host's protocol runs in the kernel
+// (mcp_nb.apps.AppHost): every exchange is checked and written into the session's
+// transcript there.  The page makes only the host's opening moves itself, from what the
+// kernel left in the widget (hostOpening below), so an App comes up while later cells
+// still hold the kernel.
 //
 // Browser side of the contract:
 //   - the outer iframe is the sandbox proxy: srcdoc (opaque origin) with sandbox =
 //     model "sandbox" (allow-scripts only: never allow-same-origin, which on srcdoc
 //     would hand the App this page's origin, its DOM, cookies and the kernel's API);
 //   - messages whose event.source is that iframe go to the kernel as
-//     {kind: "frame", message}; the kernel's {kind: "frame", message} are posted to it;
-//   - the kernel sets "height" (size-changed), "display_mode", "removed" as traits.
+//     {kind: "frame", message, posted, at, page} (posted: what the page answered itself;
+//     at: when, by the page's clock in ms; page: this page's token); what the page posts
+//     on its own later is {kind: "posted", message, at, page}; the kernel's
+//     {kind: "frame", message} are posted to the frame;
+//   - the kernel sets "height" (size-changed), "display_mode", "removed" and
+//     "bootstrap" (a call's outcome arriving later) as traits.
 
 function theme() {
   const light = document.body && document.body.dataset
@@ -28,6 +34,104 @@ function asJson(data) {
   } catch (error) {
     return { "mcp_nb:unserializable": String(error) };
   }
+}
+
+const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+
+// The host's opening moves, made by this page from what the kernel left in the widget
+// (model "bootstrap", mcp_nb.apps.AppHost.bootstrap). Under Run All the kernel reads this
+// page's messages only after every cell already queued, so a View that waited for it would
+// come up last, or after the last cell had closed its session. The page answers a
+// well-formed ui/initialize the way the kernel's host judges one (an id, params with an
+// appCapabilities object, once, after the View's HTML went out; answered with the View's
+// own id) and, after ui/notifications/initialized, posts tool-input, then tool-result or
+// tool-cancelled when known. It tells the kernel what it posted and when: the kernel
+// checks and records each step in its place, and answers everything else itself.
+function hostOpening(model, post, context) {
+  // loading → loaded → initializing → initialized → input → done (or gone)
+  let stage = "loading";
+  let initializeId = null;
+  const boot = () => model.get("bootstrap") || {};
+  const notify = (method, params) => {
+    const message = { jsonrpc: "2.0", method, params };
+    post(message);
+    return message;
+  };
+  const deliver = () => {
+    const posted = [];
+    const b = boot();
+    if (!b.deliver) return posted;  // --step: the kernel sends them, one cell each
+    if (stage === "initialized" && isObject(b.arguments)) {
+      posted.push(notify("ui/notifications/tool-input", { arguments: b.arguments }));
+      stage = "input";
+    }
+    if (stage === "input" && isObject(b.result)) {
+      posted.push(notify("ui/notifications/tool-result", b.result));
+      stage = "done";
+    } else if (stage === "input" && typeof b.cancelled === "string") {
+      posted.push(notify("ui/notifications/tool-cancelled", { reason: b.cancelled }));
+      stage = "done";
+    }
+    return posted;
+  };
+  const answerInitialize = (data) => {
+    // The host context as the kernel's HostContext takes it from "created" (same values).
+    const result = JSON.parse(JSON.stringify(boot().initialize));
+    const hostContext = isObject(result.hostContext) ? result.hostContext : {};
+    hostContext.theme = context.theme === "dark" ? "dark" : "light";
+    if (context.width) {
+      hostContext.containerDimensions = Object.assign({}, hostContext.containerDimensions,
+                                                      { width: context.width });
+    }
+    if (context.locale) hostContext.locale = String(context.locale);
+    if (context.timeZone) hostContext.timeZone = String(context.timeZone);
+    result.hostContext = hostContext;
+    const reply = { jsonrpc: "2.0", id: data.id, result };
+    post(reply);
+    stage = "initializing";
+    return [reply];
+  };
+  return {
+    // The View's message `data`: what the page posted in answer (often nothing).
+    fromView(data) {
+      if (!isObject(data) || data.jsonrpc !== "2.0" || stage === "gone") return [];
+      const params = "params" in data ? data.params : {};
+      if (!isObject(params)) return [];  // malformed: the kernel rejects it
+      if (data.method === "ui/initialize" && (typeof data.id === "string"
+          || Number.isInteger(data.id))) {
+        if (stage !== "loaded") return [];
+        initializeId = data.id;
+        if (isObject(params.appCapabilities) && isObject(boot().initialize)) {
+          return answerInitialize(data);
+        }
+        return [];  // the kernel's host refuses it, saying why
+      }
+      if (data.method === "ui/notifications/initialized" && !("id" in data)
+          && stage === "initializing") {
+        stage = "initialized";
+        return deliver();
+      }
+      return [];
+    },
+    // What the kernel posts goes through here too: it may have done a step itself.
+    fromKernel(message) {
+      if (!isObject(message)) return;
+      if (message.method === "ui/notifications/sandbox-resource-ready" && stage === "loading") {
+        stage = "loaded";
+      } else if (!("method" in message) && message.id === initializeId
+                 && "result" in message && stage === "loaded") {
+        stage = "initializing";
+      }
+    },
+    resourcePosted() { if (stage === "loading") stage = "loaded"; },
+    // The call's outcome reached the widget later (a background call): post it if due.
+    changed() { return stage === "input" ? deliver() : []; },
+    stop() { stage = "gone"; },
+  };
+}
+
+function pageToken() {
+  return Math.random().toString(36).slice(2) + Date.now().toString(36);
 }
 
 // One App, one frame: a second view of the same output (JupyterLab's "Create New View for
@@ -80,27 +184,47 @@ function render({ model, el }) {
   };
   const removed = () => {
     if (model.get("removed")) {
+      opening.stop();
       frame.remove();
       box.textContent = label("torn_down", "(App torn down)");
     }
   };
+  // What only the browser knows, told to the kernel in "created" and used by the page's
+  // own ui/initialize answer alike.
+  const context = { theme: theme(), width: Math.round(el.clientWidth || 0),
+                    locale: navigator.language,
+                    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
+  const page = pageToken();
+  const toView = (message) => {
+    if (frame.contentWindow) frame.contentWindow.postMessage(message, "*");
+  };
+  const opening = hostOpening(model, toView, context);
   let resourcePosted = false;
   const onMessage = (event) => {
     if (event.source !== frame.contentWindow) return;
     const data = event.data;
+    const at = Date.now();
     if (!resourcePosted && data && data.method === "ui/notifications/sandbox-proxy-ready"
         && model.get("resource_message") && model.get("resource_message").method) {
       // The host's answer to this, built by the kernel beforehand: posted at once instead
       // of after a round trip to the kernel (which records it all the same).
       resourcePosted = true;
       frame.contentWindow.postMessage(model.get("resource_message"), "*");
+      opening.resourcePosted();
     }
-    model.send({ kind: "frame", message: asJson(data) });
+    const message = asJson(data);
+    const posted = opening.fromView(message);
+    model.send({ kind: "frame", message, posted, at, page });
   };
   const onCustom = (content) => {
     if (content && content.kind === "frame" && frame.contentWindow) {
+      opening.fromKernel(content.message);
       frame.contentWindow.postMessage(content.message, "*");
     }
+  };
+  const onBootstrap = () => {
+    const at = Date.now();
+    for (const message of opening.changed()) model.send({ kind: "posted", message, at, page });
   };
   const onKey = (event) => {
     if (event.key === "Escape" && model.get("display_mode") === "fullscreen") {
@@ -125,11 +249,13 @@ function render({ model, el }) {
   model.on("change:height", place);
   model.on("change:display_mode", place);
   model.on("change:removed", removed);
+  model.on("change:bootstrap", onBootstrap);
 
-  // What only the browser knows, before the frame exists (so it precedes the proxy).
-  model.send({ kind: "created", theme: theme(), width: Math.round(el.clientWidth || 0),
-               locale: navigator.language,
-               timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
+  // What only the browser knows, before the frame exists (so it precedes the proxy); "page"
+  // tells this page from a later one (a reload), "frame" whether it builds the frame, and
+  // "bootstrap" that it makes the host's opening moves itself.
+  model.send(Object.assign({ kind: "created", page, bootstrap: true,
+                             frame: !model.get("removed") }, context));
   place();
   box.appendChild(bar);
   box.appendChild(frame);
@@ -145,6 +271,8 @@ function render({ model, el }) {
     model.off("change:height", place);
     model.off("change:display_mode", place);
     model.off("change:removed", removed);
+    model.off("change:bootstrap", onBootstrap);
+    opening.stop();
     hosted.delete(model);
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).

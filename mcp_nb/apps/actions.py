@@ -1,0 +1,70 @@
+"""What :class:`~mcp_nb.apps.host.AppHost` returns and tells, as values: the actions the
+notebook carries out, and the exchanges it writes into the transcript's App lane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Direction = Literal["app→host", "host→app"]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One ``postMessage`` message, for the transcript's App lane."""
+
+    direction: Direction
+    message: Any
+    #: What the host made of it ("held until initialized", "refused: …"), or "".
+    note: str = ""
+    #: When the host's page saw or posted it, by the page's clock (seconds since the
+    #: epoch); None when the kernel handles it as it happens.
+    at: float | None = None
+
+
+# -- actions -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToFrame:
+    """Post ``message`` to the frame (the sandbox proxy, which passes it to the View)."""
+
+    message: dict[str, Any]
+    #: The host's page has already posted it (see :meth:`AppHost.receive_from_page`):
+    #: recorded, never posted a second time.
+    posted: bool = False
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Send ``method`` to the MCP server for the App; answer with :meth:`AppHost.forwarded`."""
+
+    app_id: str | int
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Show:
+    """Something the person should see in the cell.
+
+    ``kind``: ``message`` (ui/message), ``model-context`` (ui/update-model-context),
+    ``open-link``, ``log`` (notifications/message), ``display-mode``, ``refused``
+    (a request the host refused, with the rule).
+    """
+
+    kind: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resize:
+    width: float | None
+    height: float | None
+
+
+@dataclass(frozen=True)
+class RemoveFrame:
+    reason: str
+
+
+Action = ToFrame | Forward | Show | Resize | RemoveFrame
