@@ -3,8 +3,9 @@
 fastmcp (PyPI, pinned in the test extra) over stdio and Streamable HTTP, and npm's
 reference ``@modelcontextprotocol/server-filesystem``, ``server-memory`` and
 ``server-sequential-thinking`` (pinned, stdio only: none speaks HTTP), and the MCP Apps
-example ``server-basic-vanillajs`` (on the TypeScript SDK's 2.0, over stdio). Every failed MUST here is a real violation,
-asserted with its evidence and documented in docs/checkup.md, never silenced.
+example ``server-basic-vanillajs`` (on the TypeScript SDK's 2.0, over stdio). Every failed
+MUST here is a real violation, asserted with its evidence and documented in
+docs/checkup.md, never silenced.
 """
 
 from __future__ import annotations
