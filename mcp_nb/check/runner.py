@@ -108,7 +108,7 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                     (("stateless.",),
                      lambda: connect_error is None and judge_stateless(self, main))):
                 await self.guarded(owns, _now, judge)
-            self.left_unanswered()
+            self.discover_probe(main, connect_error)
         # Every session is closed now: how each stdio server took its stdin closing is known.
         await self.guarded(("lifecycle.shutdown",), _now, self.shutdown)
         return self.report(main, connect_error, started)
@@ -141,15 +141,35 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         self.sessions.append(("main", main))
         return main, connect_error
 
-    def left_unanswered(self) -> None:
-        """jsonrpc.ids when the server exited on server/discover instead of answering it."""
-        if self.discover_exit is None:
+    def discover_probe(self, main: ClientSession, connect_error: Exception | None) -> None:
+        """lifecycle.discover-probe: how the server took the server/discover probe sent before
+        anything else (2026-07-28's backward compatibility): answered or silent and still
+        there (pass), or exited (a warning: the spec expects legacy servers to answer with an
+        error or not at all, and obliges none of them)."""
+        if self.discover_exit is not None:
+            exited = next(e for e in self.discover_exit.transport_events if e.kind == "exited")
+            self.put("lifecycle.discover-probe", "warn", _(
+                "server/discover, sent before initialize, was left unanswered: the server "
+                "process exited ({detail}), so a client probing first must start it again; a "
+                "server that does not know a method answers -32601").format(
+                detail=exited.detail),
+                [transcript_evidence("discover", e) for e in self.discover_exit.transcript][:5])
             return
-        exited = next(e for e in self.discover_exit.transport_events if e.kind == "exited")
-        self.put("jsonrpc.ids", "fail", _(
-            "server/discover was left unanswered: the server process exited ({detail}); a "
-            "server that does not know a method answers -32601").format(detail=exited.detail),
-            [transcript_evidence("discover", e) for e in self.discover_exit.transcript][:5])
+        probe = [e for e in main.transcript if e.direction == "send" and e.kind == "request"
+                 and e.method == "server/discover" and e.seq >= self.since.get(id(main), 0)][:1]
+        if connect_error is not None or not probe:
+            self.skip(["lifecycle.discover-probe"], _(
+                "no server/discover probe opened a connection (an open session is used as it "
+                "is)"))
+            return
+        answer = [e for e in main.transcript if e.id == probe[0].id and e.direction == "recv"
+                  and e.kind in ("response", "error")][:1]
+        self.put("lifecycle.discover-probe", "pass", _(
+            "server/discover, sent first, was answered ({answer}) and the session went on").format(
+            answer=answer[0].kind) if answer else _(
+            "server/discover, sent first, was not answered (legacy servers may stay silent); "
+            "the handshake that followed on the same process worked"),
+            [transcript_evidence("main", e) for e in [*probe, *answer]])
 
     def report(self, main: ClientSession, connect_error: Exception | None,
                started: float) -> Report:
