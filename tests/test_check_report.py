@@ -313,6 +313,22 @@ def test_mcp_check_names_an_mcpservers_entry(mcp, tmp_path: Path) -> None:
         mcp("check --config {servers}")
 
 
+def test_mcp_check_takes_header_for_a_url(mcp) -> None:
+    from http_support import lab_server
+
+    with lab_server("--require-header", "Authorization: Bearer s3cret") as server:
+        view = mcp(f"check {server.ready_text} --header 'Authorization: Bearer s3cret' "
+                   "--timeout 3")
+    assert view.report.exit_status == 0, view.report.failed
+    assert view.report.result("http.origin").outcome == "pass"
+    assert view.report.target.endswith("(headers Authorization: values not shown)")
+    assert "s3cret" not in to_json(view.report)
+    with pytest.raises(Exception, match="NAME: VALUE"):
+        mcp("check http://127.0.0.1:9/mcp --header no-colon")
+    with pytest.raises(Exception, match="for a URL target"):
+        mcp("check --header 'X-A: b' -- python -m mcp_nb.lab")
+
+
 @pytest.mark.anyio
 async def test_an_http_entry_with_headers_is_checked_with_them_on_every_request() -> None:
     from http_support import lab_server

@@ -114,6 +114,9 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
     elif args.config is not None:
         if len(args.target) != 1:
             raise Usage(_("with --config, give one mcpServers entry's name"))
+        if args.header:
+            raise Usage(_("--header is for a URL target (an mcpServers entry has its own "
+                          "\"headers\")"))
         try:
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:
