@@ -56,6 +56,7 @@ SLOW_MODULES = {
     "test_conformance_kernel.py": "conformance scenarios typed as magics into a real kernel",
     "test_check_conformance.py": "the checkup beside the conformance suite",
     "test_check_peers.py": "the checkup on npm and PyPI servers",
+    "test_check_calibration.py": "the checkup on SDK servers deployed seven ways",
     "test_python_versions.py": "a virtual environment per other CPython",
     "test_binder.py": "builds the Binder environment from the index",
     "test_open_command.py": "README's open command in a fresh virtual environment",

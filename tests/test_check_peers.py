@@ -1,9 +1,11 @@
 """The server checkup on more servers nobody here wrote: no false failure.
 
 fastmcp (PyPI, pinned in the test extra) over stdio and Streamable HTTP, and npm's
-reference ``@modelcontextprotocol/server-filesystem`` and ``server-memory`` (pinned,
-stdio only: neither speaks HTTP). Every failed MUST here is a real violation,
-asserted with its evidence and documented in docs/checkup.md, never silenced.
+reference ``@modelcontextprotocol/server-filesystem``, ``server-memory`` and
+``server-sequential-thinking`` (pinned, stdio only: none speaks HTTP), and the MCP Apps
+example ``server-basic-vanillajs`` (on the TypeScript SDK's 2.0, over stdio). Every failed
+MUST here is a real violation, asserted with its evidence and documented in
+docs/checkup.md, never silenced.
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ def fastmcp_http(*flags: str) -> Iterator[str]:
         server.stop()
 
 
-def reference_server(name: str) -> list[str]:
+def reference_server(name: str, version: str = REFERENCE_VERSION) -> list[str]:
     """``node`` and the entry point of ``@modelcontextprotocol/server-NAME`` (installed pinned)."""
-    package = install_npm_package(f"@modelcontextprotocol/server-{name}", REFERENCE_VERSION,
+    package = install_npm_package(f"@modelcontextprotocol/server-{name}", version,
                                   ROOT / ".cache" / f"server-{name}")
     node = shutil.which("node")
     assert node is not None  # install_npm_package skipped the test without it
@@ -172,3 +174,43 @@ async def test_server_memory_gets_no_false_failure(tmp_path: Path) -> None:
     # The read-only tools the checkup could invent arguments for were called and compared.
     assert {"read_graph", "search_nodes"} <= called_tools(report)
     assert report.result("tools.output-schema").outcome == "pass"
+
+
+#: The MCP Apps example server from ext-apps (on @modelcontextprotocol/server 2.0.0).
+APPS_EXAMPLE_VERSION = "2.0.3"
+
+
+async def test_server_sequential_thinking_gets_no_false_failure() -> None:
+    report = await run_checkup(reference_server("sequential-thinking"), call_tools="all",
+                               timeout=TIMEOUT)
+    assert verdicts(report) == UNKNOWN_TOOL_AS_RESULT, text_summary(report)
+    assert_unknown_tool_answered_with_a_result(report)
+    assert report.era == "handshake"
+    assert (report.server or {}).get("name") == "sequential-thinking-server"
+    # Its one tool was called with invented arguments that fit its schema, and the result
+    # conformed to its outputSchema; called bare, it answered with isError (a SHOULD kept).
+    assert called_tools(report) == {"sequentialthinking"}
+    assert report.result("tools.output-schema").detail == (
+        "schemas valid; structuredContent of 1 call(s) conforms")
+    for check in ("tools.input-errors", "tools.annotations", "capabilities.resources",
+                  "capabilities.prompts", "capabilities.completions", "lifecycle.shutdown"):
+        assert report.result(check).outcome == "pass", check
+
+
+async def test_an_mcp_apps_example_on_the_typescript_sdk_2_passes_with_its_app() -> None:
+    report = await run_checkup([*reference_server("basic-vanillajs", APPS_EXAMPLE_VERSION),
+                                "--stdio"], call_tools="all", timeout=TIMEOUT)
+    # No warning: the TypeScript SDK's 2.0 answers an unknown tool with -32602 (the fix its
+    # maintainers announced, see docs/checkup.md), unlike the 1.x servers above.
+    assert verdicts(report) == {}, text_summary(report)
+    unknown = report.result("tools.unknown-tool")
+    assert unknown.outcome == "pass" and "-32602" in unknown.detail
+    # Its App: the tool's _meta.ui.resourceUri read as ui:// HTML with the profile's type.
+    for check in ("apps.resource", "apps.mime-type"):
+        assert report.result(check).outcome == "pass", check
+    read = next(e["message"] for e in report.result("apps.resource").evidence
+                if e["message"].get("method") == "resources/read")
+    assert read["params"]["uri"].startswith("ui://")
+    # It declares no CSP: hosts use the spec's restrictive default, nothing to judge.
+    assert report.result("apps.csp").outcome == "not-applicable"
+    assert called_tools(report) == {"get-time"}

@@ -313,8 +313,24 @@ def test_mcp_check_names_an_mcpservers_entry(mcp, tmp_path: Path) -> None:
         mcp("check --config {servers}")
 
 
+def test_mcp_check_takes_header_for_a_url(mcp) -> None:
+    from http_support import lab_server
+
+    with lab_server("--require-header", "Authorization: Bearer s3cret") as server:
+        view = mcp(f"check {server.ready_text} --header 'Authorization: Bearer s3cret' "
+                   "--timeout 3")
+    assert view.report.exit_status == 0, view.report.failed
+    assert view.report.result("http.origin").outcome == "pass"
+    assert view.report.target.endswith("(headers Authorization: values not shown)")
+    assert "s3cret" not in to_json(view.report)
+    with pytest.raises(Exception, match="NAME: VALUE"):
+        mcp("check http://127.0.0.1:9/mcp --header no-colon")
+    with pytest.raises(Exception, match="for a URL target"):
+        mcp("check --header 'X-A: b' -- python -m mcp_nb.lab")
+
+
 @pytest.mark.anyio
-async def test_an_http_entry_with_headers_is_checked_as_one_open_session_with_them() -> None:
+async def test_an_http_entry_with_headers_is_checked_with_them_on_every_request() -> None:
     from http_support import lab_server
 
     with lab_server("--require-header", "Authorization: Bearer s3cret") as server:
@@ -325,10 +341,10 @@ async def test_an_http_entry_with_headers_is_checked_as_one_open_session_with_th
     # With the header the session gets in and its checks run; without it only the 401's
     # authorization metadata could be looked at.
     assert report.result("tools.input-schema").outcome == "pass"
-    assert bare.result("tools.input-schema").outcome == "not-applicable"
+    assert bare.result("tools.input-schema").outcome != "pass"
     assert report.exit_status == 0, report.failed
-    # What needs a new connection did not run, and the report says why.
-    assert report.result("http.origin").outcome == "not-applicable"
-    assert report.target.endswith("(headers Authorization: checked as one open session, since "
-                                  "the raw HTTP probes and extra sessions cannot carry headers)")
+    # The raw HTTP probes and the extra sessions carry the header too: they ran.
+    assert report.result("http.origin").outcome == "pass"
+    assert report.result("lifecycle.unknown-version").outcome == "pass"
+    assert report.target.endswith("(headers Authorization: values not shown)")
     assert "s3cret" not in to_json(report)

@@ -20,10 +20,11 @@ from pathlib import Path
 import anyio
 
 from ..i18n import _
-from ..protocol.errors import McpError
 from .diff import diff_html, diff_reports, diff_text, report_problem
+from .headers import parse_header
 from .output import html_report, junit_xml, text_summary, to_json
 from .runner import run_checkup
+from .sessions import is_url
 from .targets import ConfigError, load_config, run_entry_checkup, server_entry
 
 
@@ -61,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
     parser.add_argument("--html", metavar="FILE",
                         help="write the report (or with --diff the comparison) as static HTML")
+    parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="a header for every request to the URL's origin (repeatable): an "
+                             "API key, or the Host name a server accepts; the report names it, "
+                             "never its value")
     parser.add_argument("--call-tools", default="", metavar="NAME,…|all",
                         help="tools the checkup may call (none by default: tools can have "
                              "side effects)")
@@ -89,6 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         return diff.exit_status
     if not args.target:
         parser.error("give a target (a URL, a command, or with --config an entry's name)")
+    headers: dict[str, str] = {}
+    for text in args.header:
+        try:
+            name, value = parse_header(text)
+        except ValueError as exc:
+            parser.error(str(exc))
+        headers[name] = value
+    if headers and (args.config or len(args.target) != 1 or not is_url(args.target[0])):
+        parser.error("--header is for a URL target (an mcpServers entry has its own "
+                     "\"headers\")")
     if args.config:
         if len(args.target) != 1:
             parser.error("with --config, TARGET is one mcpServers entry's name")
@@ -96,17 +111,15 @@ def main(argv: list[str] | None = None) -> int:
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:
             parser.error(f"{args.config}: {exc}")
-        try:
-            report = anyio.run(lambda: run_entry_checkup(
-                entry, call_tools=args.call_tools, timeout=args.timeout,
-                prompts_get=args.prompts_get, template_reads=args.template_reads))
-        except McpError as exc:  # an entry with headers is checked as a session opened first
-            parser.exit(2, f"{parser.prog}: {args.target[0]}: could not connect: {exc}\n")
+        report = anyio.run(lambda: run_entry_checkup(
+            entry, call_tools=args.call_tools, timeout=args.timeout,
+            prompts_get=args.prompts_get, template_reads=args.template_reads))
     else:
         target = args.target[0] if len(args.target) == 1 else args.target
         report = anyio.run(lambda: run_checkup(
             target, call_tools=args.call_tools, timeout=args.timeout,
-            prompts_get=args.prompts_get, template_reads=args.template_reads))
+            prompts_get=args.prompts_get, template_reads=args.template_reads,
+            headers=headers))
     for option, render in ((args.json, to_json), (args.junit, junit_xml),
                            (args.html, html_report)):
         if option:

@@ -59,7 +59,9 @@ async def check_apps(checkup: SessionRecorder, new_session: Callable[[], ClientS
     checkup.side_sessions.append(("apps", session))
     try:
         async with session:
-            await session.connect(era="auto")
+            # In the era the main session settled: a server that exits on the server/discover
+            # probe is spoken to in the handshake era, as the main session then was.
+            await session.connect(era=main.era or "auto")
             await _judge(checkup, session, "apps")
     except McpError as exc:
         checkup.skip(APPS_CHECKS, f"a session declaring {EXTENSION} could not be used: {exc}")

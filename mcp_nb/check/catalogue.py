@@ -75,6 +75,19 @@ _CHECK_LIST = (
                 "SIGTERM only warns."),
           N_("Exit when stdin reaches EOF (finish or cancel in-flight work first) instead of "
           "waiting for a signal.")),
+    Check("lifecycle.discover-probe", "lifecycle",
+          N_("a server/discover probe before initialize leaves the server running"),
+          _rule("2026-07-28", "basic/transports/stdio#backward-compatibility", "inferred",
+                "The fallback MUST NOT be keyed to one specific error code: legacy servers "
+                "respond to unknown pre-initialize requests with implementation-defined errors "
+                "(commonly -32601 or -32602) or not at all.",
+                "The MUST is the client's, and the sentence describes legacy servers without "
+                "obliging them (2025-11-25 even tells clients to send nothing but ping before "
+                "initialize). But this revision tells a client to probe before anything else "
+                "and then fall back to initialize, which a server that exited cannot take: so "
+                "exiting warns."),
+          N_("Answer a request you do not know with error -32601 (Method not found), also "
+          "before initialize, instead of exiting.")),
     Check("capabilities.tools", "capabilities",
           N_("tools: tools/list answered ⇒ tools declared"),
           _rule(_R, "server/tools#capabilities", "MUST",

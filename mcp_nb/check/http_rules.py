@@ -34,6 +34,7 @@ from ..protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS, VERSIONS
 from .auth_rules import check_authorization
+from .headers import same_origin_hook
 from .http_evidence import Answer, http_evidence
 from .recorder import Recorder
 from .sent import http_request
@@ -181,8 +182,9 @@ async def check_http(checkup: Recorder, url: str) -> None:
     async def record(request: httpx.Request) -> None:
         checkup.http_requests.append(http_request(request, "http probe"))
 
+    hooks = [same_origin_hook(url, checkup.headers), record] if checkup.headers else [record]
     async with httpx.AsyncClient(timeout=checkup.timeout,
-                                 event_hooks={"request": [record]}) as client:
+                                 event_hooks={"request": hooks}) as client:
         probe = HttpProbe(client, url)
         try:
             await _check(checkup, probe, client)

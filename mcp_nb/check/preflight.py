@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,9 @@ import httpx
 from ..auth.challenge import parse_challenges
 from ..auth.discovery import origin, prm_urls
 from ..i18n import _
-from ..protocol.versions import SUPPORTED_VERSIONS
+from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
+from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS
+from .headers import same_origin_hook
 from .http_evidence import http_evidence
 from .sent import http_request
 
@@ -41,6 +44,9 @@ MAX_REDIRECTS = 5
 _INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": SUPPORTED_VERSIONS[-1], "capabilities": {},
     "clientInfo": {"name": "mcp_nb checkup (pre-flight)", "version": "1"}}}
+_DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
+    META_PROTOCOL_VERSION: LATEST_STATELESS_VERSION, META_CLIENT_CAPABILITIES: {},
+    META_CLIENT_INFO: {"name": "mcp_nb checkup (pre-flight)", "version": "1"}}}}
 _HEADERS = {"accept": "application/json, text/event-stream",
             "content-type": "application/json"}
 
@@ -48,9 +54,9 @@ _HEADERS = {"accept": "application/json, text/event-stream",
 def how_to_point() -> str:
     """What to change when the checkup did not reach the server's MCP endpoint."""
     return _("point the checkup at the MCP endpoint itself: the full URL (scheme, host, port "
-             "and path, such as http://127.0.0.1:8000/mcp); when the server checks the Host "
-             "header or wants a token, give them as an mcpServers entry with url and headers "
-             "(--config FILE NAME)")
+             "and path, such as http://127.0.0.1:8000/mcp); when the server accepts only its "
+             "own Host name or wants a key, give them with --header 'NAME: VALUE' (or as an "
+             "mcpServers entry with url and headers, --config FILE NAME)")
 
 
 @dataclass
@@ -119,14 +125,17 @@ def _json(text: str) -> Any:
         return None
 
 
-async def preflight_http(url: str, timeout: float) -> Reach:
-    """One ``initialize`` POST to ``url`` (same-origin 307/308 followed), classified."""
+async def preflight_http(url: str, timeout: float,
+                         headers: Mapping[str, str] | None = None) -> Reach:
+    """One ``initialize`` POST to ``url`` (same-origin 307/308 followed), classified;
+    ``headers`` (``--header``) go on every request to its origin."""
     reach = Reach(url)
 
     async def record(request: httpx.Request) -> None:
         reach.sent.append(http_request(request, "pre-flight"))
 
-    async with httpx.AsyncClient(timeout=timeout, event_hooks={"request": [record]}) as client:
+    hooks = [same_origin_hook(url, headers), record] if headers else [record]
+    async with httpx.AsyncClient(timeout=timeout, event_hooks={"request": hooks}) as client:
         for _hop in range(MAX_REDIRECTS + 1):
             try:
                 async with client.stream("POST", reach.url, json=_INITIALIZE,
@@ -192,4 +201,35 @@ async def _classify(client: httpx.AsyncClient, reach: Reach, status: int, kind: 
     if 200 <= status < 300 and status != 202:
         return _("{answered}, which is not JSON-RPC: not an MCP endpoint (a web page?); "
                  "{how}").format(answered=answered, how=how_to_point())
+    if 400 <= status < 500 and not await _other_transport(client, reach):
+        # Not JSON-RPC, and neither a legacy HTTP+SSE stream nor a stateless server there:
+        # a refusal at the door (Starlette's TrustedHostMiddleware answers a Host it does not
+        # serve with 400), a wrong path (404): no MCP answer to judge.
+        return _("{answered}, which is not JSON-RPC, and neither a GET for a legacy SSE "
+                 "stream nor a 2026-07-28 server/discover got an MCP answer: refused before "
+                 "any MCP answer (a wrong path, or a Host or key the server wants); "
+                 "{how}").format(answered=answered, how=how_to_point())
     return None
+
+
+async def _other_transport(client: httpx.AsyncClient, reach: Reach) -> bool:
+    """Whether the URL that refused ``initialize`` speaks MCP another way: a GET opens a
+    legacy HTTP+SSE stream, or a stateless-era ``server/discover`` gets a JSON-RPC answer."""
+    try:
+        async with client.stream("GET", reach.url,
+                                 headers={"accept": "text/event-stream"}) as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip()
+            reach.evidence.append(http_evidence("GET", reach.url, {"accept": "text/event-stream"},
+                                                None, response.status_code, response.headers, ""))
+            if response.status_code == 200 and kind == "text/event-stream":
+                return True
+        headers = {**_HEADERS, "mcp-protocol-version": LATEST_STATELESS_VERSION,
+                   "mcp-method": "server/discover"}
+        async with client.stream("POST", reach.url, json=_DISCOVER, headers=headers) as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip()
+            text = "" if kind == "text/event-stream" else await _read(response)
+            reach.evidence.append(http_evidence("POST", reach.url, headers, _DISCOVER,
+                                                response.status_code, response.headers, text))
+            return kind == "text/event-stream" or _is_jsonrpc(text)
+    except httpx.HTTPError:
+        return False

@@ -38,6 +38,8 @@ class Recorder(Protocol):
 
     timeout: float
     authorization_required: bool
+    #: Headers the person gave for the target's origin (--header), e.g. an API key.
+    headers: dict[str, str]
     #: The raw HTTP requests the probes sent (see :mod:`mcp_nb.check.sent`).
     http_requests: list[dict[str, Any]]
 
@@ -73,10 +75,15 @@ class CheckupCore:
 
     def __init__(self, target: Target, call_tools: str | Sequence[str], timeout: float, *,
                  env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 prompts_get: bool = True, template_reads: bool = True) -> None:
+                 prompts_get: bool = True, template_reads: bool = True,
+                 headers: Mapping[str, str] | None = None) -> None:
         self.target = target
-        self.new_session = session_factory(target, timeout, env=env, cwd=cwd)
-        self.new_apps_session = session_factory(target, timeout, apps=True, env=env, cwd=cwd)
+        #: Headers the person gave for every request to an HTTP target (--header).
+        self.headers = dict(headers or {})
+        self.new_session = session_factory(target, timeout, env=env, cwd=cwd,
+                                           headers=self.headers)
+        self.new_apps_session = session_factory(target, timeout, apps=True, env=env, cwd=cwd,
+                                                headers=self.headers)
         self.timeout = timeout
         self.call_all = call_tools == "all"
         self.allowed = [] if isinstance(call_tools, str) else list(call_tools)

@@ -39,6 +39,7 @@ from .features import FeatureChecks
 from .guard import CheckGuard
 from .guard import now as _now
 from .handshake_features import HANDSHAKE_FEATURE_CHECKS
+from .headers import shown_names
 from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import Report, Result, transcript_evidence
@@ -67,13 +68,15 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         if is_url(self.target):
             from .preflight import preflight_http  # httpx: URLs only
 
-            reach = await preflight_http(self.target, self.timeout)
+            reach = await preflight_http(self.target, self.timeout, self.headers)
             self.http_requests += reach.sent
             self.connection = reach.connection
             if reach.url != self.target:  # a same-origin redirect followed: check there
                 self.target = reach.url
-                self.new_session = session_factory(reach.url, self.timeout)
-                self.new_apps_session = session_factory(reach.url, self.timeout, apps=True)
+                self.new_session = session_factory(reach.url, self.timeout,
+                                                   headers=self.headers)
+                self.new_apps_session = session_factory(reach.url, self.timeout, apps=True,
+                                                        headers=self.headers)
             if reach.problem is not None:
                 return self.unreached(reach.problem, started, reach.evidence,
                                       reach.unauthorized)
@@ -105,7 +108,7 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                     (("stateless.",),
                      lambda: connect_error is None and judge_stateless(self, main))):
                 await self.guarded(owns, _now, judge)
-            self.left_unanswered()
+            self.discover_probe(main, connect_error)
         # Every session is closed now: how each stdio server took its stdin closing is known.
         await self.guarded(("lifecycle.shutdown",), _now, self.shutdown)
         return self.report(main, connect_error, started)
@@ -138,15 +141,35 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         self.sessions.append(("main", main))
         return main, connect_error
 
-    def left_unanswered(self) -> None:
-        """jsonrpc.ids when the server exited on server/discover instead of answering it."""
-        if self.discover_exit is None:
+    def discover_probe(self, main: ClientSession, connect_error: Exception | None) -> None:
+        """lifecycle.discover-probe: how the server took the server/discover probe sent before
+        anything else (2026-07-28's backward compatibility): answered or silent and still
+        there (pass), or exited (a warning: the spec expects legacy servers to answer with an
+        error or not at all, and obliges none of them)."""
+        if self.discover_exit is not None:
+            exited = next(e for e in self.discover_exit.transport_events if e.kind == "exited")
+            self.put("lifecycle.discover-probe", "warn", _(
+                "server/discover, sent before initialize, was left unanswered: the server "
+                "process exited ({detail}), so a client probing first must start it again; a "
+                "server that does not know a method answers -32601").format(
+                detail=exited.detail),
+                [transcript_evidence("discover", e) for e in self.discover_exit.transcript][:5])
             return
-        exited = next(e for e in self.discover_exit.transport_events if e.kind == "exited")
-        self.put("jsonrpc.ids", "fail", _(
-            "server/discover was left unanswered: the server process exited ({detail}); a "
-            "server that does not know a method answers -32601").format(detail=exited.detail),
-            [transcript_evidence("discover", e) for e in self.discover_exit.transcript][:5])
+        probe = [e for e in main.transcript if e.direction == "send" and e.kind == "request"
+                 and e.method == "server/discover" and e.seq >= self.since.get(id(main), 0)][:1]
+        if connect_error is not None or not probe:
+            self.skip(["lifecycle.discover-probe"], _(
+                "no server/discover probe opened a connection (an open session is used as it "
+                "is)"))
+            return
+        answer = [e for e in main.transcript if e.id == probe[0].id and e.direction == "recv"
+                  and e.kind in ("response", "error")][:1]
+        self.put("lifecycle.discover-probe", "pass", _(
+            "server/discover, sent first, was answered ({answer}) and the session went on").format(
+            answer=answer[0].kind) if answer else _(
+            "server/discover, sent first, was not answered (legacy servers may stay silent); "
+            "the handshake that followed on the same process worked"),
+            [transcript_evidence("main", e) for e in [*probe, *answer]])
 
     def report(self, main: ClientSession, connect_error: Exception | None,
                started: float) -> Report:
@@ -163,11 +186,15 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
         if connect_error is not None:
             self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
         if not is_url(self.target):
-            self.skip([c for c in CHECKS if c.startswith("http.")],
+            # Every check of the raw HTTP probes (http_rules: the transport's, authorization's,
+            # the stateless era's over HTTP), named here without importing httpx for stdio.
+            self.skip([c for c in CHECKS if c.startswith(("http.", "auth."))
+                       or c in ("stateless.request-meta", "stateless.header-mismatch")],
                       "not a Streamable HTTP target (these rules are HTTP's)")
         server = main.server_info
         return Report(
-            target=describe(self.target),
+            target=describe(self.target) + (_(" (headers {names}: values not shown)").format(
+                names=shown_names(self.headers)) if self.headers else ""),
             era=main.era.value if connect_error is None and main.era is not None else None,
             version=main.negotiated_version if connect_error is None else None,
             server=server.model_dump(exclude_none=True) if server is not None else None,
@@ -202,7 +229,8 @@ def _stdio_hint() -> str:
 async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),
                       timeout: float = 10.0, env: Mapping[str, str] | None = None,
                       cwd: str | None = None, prompts_get: bool = True,
-                      template_reads: bool = True) -> Report:
+                      template_reads: bool = True,
+                      headers: Mapping[str, str] | None = None) -> Report:
     """Run every check against ``target`` and return the :class:`Report`.
 
     ``call_tools``: the tools the checkup may call (names, a comma-separated
@@ -212,7 +240,10 @@ async def run_checkup(target: Target, *, call_tools: str | Sequence[str] = (),
     ``prompts_get=False`` sends no ``prompts/get`` and ``template_reads=False``
     no request built from a resource template: reads by the spec, in which a
     server may still do I/O.  The report lists every request sent
-    (``Report.requests_sent``).
+    (``Report.requests_sent``).  ``headers`` go on every request to an HTTP
+    target's origin (an API key, a Host name the server accepts); the report
+    names them, never their values.
     """
     return await _Checkup(target, call_tools, timeout, env=env, cwd=cwd,
-                          prompts_get=prompts_get, template_reads=template_reads).run()
+                          prompts_get=prompts_get, template_reads=template_reads,
+                          headers=headers).run()

@@ -45,18 +45,20 @@ def is_url(target: Target) -> TypeGuard[str]:
 
 
 def session_factory(target: Target, timeout: float, *, apps: bool = False,
-                    env: Mapping[str, str] | None = None, cwd: str | None = None
+                    env: Mapping[str, str] | None = None, cwd: str | None = None,
+                    headers: Mapping[str, str] | None = None
                     ) -> Callable[[], ClientSession] | None:
     """Sessions to new connections to the target (None for an open session: only it is ours);
     ``apps`` declares the MCP Apps extension (servers offer Apps only to clients that do);
-    ``env`` and ``cwd`` are a stdio server's environment and working directory."""
+    ``env`` and ``cwd`` are a stdio server's environment and working directory, ``headers``
+    what an HTTP session sends with every request (``--header``)."""
     if isinstance(target, ClientSession):
         return None
     if is_url(target):
         from ..transports.auto import http_transport  # httpx and authorization: URLs only
 
         url = target
-        return lambda: ClientSession(http_transport(url), timeout=timeout,
+        return lambda: ClientSession(http_transport(url, headers=headers), timeout=timeout,
                                      probe_timeout=timeout, apps=apps)
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     return lambda: ClientSession(

@@ -8,14 +8,11 @@ working directory and headers::
     entry = server_entry(load_config("servers.json"), "lab")
     report = await run_entry_checkup(entry, call_tools="all")
 
-What the checkup cannot do with an entry, said where it shows (the report's target):
-the runner's raw Streamable HTTP probes and its extra sessions (the unknown version
-offered, the ``http.*`` and ``auth.*`` checks) cannot carry headers, so an entry with
-``"headers"`` (a token, most often) is checked as one open session made with them: only
-the checks that need no new connection run, and the report says so.  An entry's
-``"auth"`` (OAuth) is refused, since the checkup runs no authorization flow: connect with
-``%mcp connect NAME --config FILE`` and check the open session with ``%mcp check
---session NAME``.
+An entry's ``"headers"`` (a token, most often) go on every request to the URL's origin,
+the raw HTTP probes' included (as ``--header`` does); the report names them, never their
+values.  An entry's ``"auth"`` (OAuth) is refused, since the checkup runs no
+authorization flow: connect with ``%mcp connect NAME --config FILE`` and check the open
+session with ``%mcp check --session NAME``.
 """
 
 from __future__ import annotations
@@ -28,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..client import ClientSession
+from ..i18n import _
+from .headers import shown_names
 from .model import Report
 from .runner import run_checkup
 
@@ -56,9 +54,8 @@ class ServerEntry:
         if self.url is not None:
             shown = f"{self.name}: {self.url}"
             if self.headers:
-                shown += (f" (headers {', '.join(sorted(self.headers))}: checked as one open "
-                          "session, since the raw HTTP probes and extra sessions cannot carry "
-                          "headers)")
+                shown += _(" (headers {names}: values not shown)").format(
+                    names=shown_names(self.headers))
             return shown
         shown = f"{self.name}: {shlex.join(self.command)}"
         if self.env:
@@ -115,24 +112,10 @@ async def run_entry_checkup(entry: ServerEntry, *, call_tools: str | Sequence[st
                             timeout: float = 10.0, prompts_get: bool = True,
                             template_reads: bool = True) -> Report:
     """Run the checkup on an mcpServers entry, with its env, cwd and headers (the options
-    are :func:`~mcp_nb.check.runner.run_checkup`'s).
-
-    Raises :class:`~mcp_nb.protocol.errors.McpError` when an entry with headers cannot
-    be connected to (it is checked as an open session, which must open first).
-    """
-    if entry.url is not None and entry.headers:
-        from ..transports.auto import http_transport  # httpx and authorization: URLs only
-
-        session = ClientSession(http_transport(entry.url, headers=entry.headers),
-                                timeout=timeout, probe_timeout=timeout)
-        async with session:
-            await session.connect(era="auto")
-            report = await run_checkup(session, call_tools=call_tools, timeout=timeout,
-                                       prompts_get=prompts_get,
-                                       template_reads=template_reads)
-    else:
-        report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout,
-                                   env=entry.env or None, cwd=entry.cwd,
-                                   prompts_get=prompts_get, template_reads=template_reads)
+    are :func:`~mcp_nb.check.runner.run_checkup`'s)."""
+    report = await run_checkup(entry.target, call_tools=call_tools, timeout=timeout,
+                               env=entry.env or None, cwd=entry.cwd,
+                               prompts_get=prompts_get, template_reads=template_reads,
+                               headers=entry.headers or None)
     report.target = entry.describe()
     return report

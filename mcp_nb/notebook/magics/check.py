@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...check import Report, run_checkup
 from ...check.diff import DisplayedDiff, diff_reports
+from ...check.headers import parse_header
 from ...check.output import to_json
 from ...check.runner import Target
 from ...check.targets import ConfigError, load_config, run_entry_checkup, server_entry
@@ -39,6 +40,10 @@ def _check_arguments(p: Parser) -> None:
     p.add_argument("--config",
                    help=N_("a Claude-Desktop-style JSON file with mcpServers (or {servers}: a "
                            "dict of that shape): TARGET names the entry to check"))
+    p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                   help=N_("a header for every request to the URL's origin (repeatable): an "
+                           "API key, or the Host name a server accepts; the report names it, "
+                           "never its value"))
     p.add_argument("--call-tools", default="", metavar="NAME,…|all",
                    help=N_("tools the checkup may call (none by default: tools can have side "
                            "effects)"))
@@ -95,6 +100,7 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
     target: Target
     sessions: dict[str, ClientSession] = {}
     shown: str | None = None
+    headers: dict[str, str] = {}
     if args.session is not None:
         if args.target:
             raise Usage(_("give a target or --session, not both"))
@@ -108,6 +114,9 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
     elif args.config is not None:
         if len(args.target) != 1:
             raise Usage(_("with --config, give one mcpServers entry's name"))
+        if args.header:
+            raise Usage(_("--header is for a URL target (an mcpServers entry has its own "
+                          "\"headers\")"))
         try:
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:
@@ -124,13 +133,20 @@ def check(mcp: McpMagics, args: argparse.Namespace) -> CheckView | DisplayedDiff
         if len(args.target) > 1:
             raise Usage(_("an HTTP server takes no command after its URL"))
         target = args.target[0]
+        try:
+            headers = dict(parse_header(text) for text in args.header)
+        except ValueError as exc:
+            raise Usage(str(exc)) from None
     else:
         target = list(args.target)
     if isinstance(target, list):
         shown = _shown_command(target)
+    if args.header and not headers:
+        raise Usage(_("--header is for a URL target (an mcpServers entry has its own "
+                      "\"headers\")"))
     report = mcp.loop.run(run_checkup(target, call_tools=args.call_tools, timeout=args.timeout,
                                       prompts_get=args.prompts_get,
-                                      template_reads=args.template_reads))
+                                      template_reads=args.template_reads, headers=headers))
     if shown is not None:
         report.target = shown
     return _shown(report, args, sessions)
