@@ -157,7 +157,9 @@ async def _server_metadata(checkup: Recorder, client: httpx.AsyncClient, issuer:
         ("Dynamic Client Registration", isinstance(metadata.get("registration_endpoint"), str)),
     ) if offered]
     checkup.put("auth.client-registration", "pass" if offers else "fail",
-                _("offers {ways}").format(ways=_(" and ").join(offers)) if offers else _(
+                _("offers {ways}").format(ways=offers[0] if len(offers) == 1 else _(
+                    "{first} and {second}").format(first=offers[0], second=offers[1]))
+                if offers else _(
                 "neither "
                 "client_id_metadata_document_supported nor a registration_endpoint: clients "
                 "must be pre-registered"), evidence[-1:])
