@@ -118,6 +118,28 @@ def completion_problems(result: Any) -> list[str]:
     return problems
 
 
+def conformance_problem(error: Any) -> str:
+    """A jsonschema ValidationError in the kit's language for what a result most often breaks
+    (a required property missing, a value of the wrong type), in jsonschema's own English
+    words otherwise (it has no catalog).
+
+    >>> from mcp_nb.lazy_jsonschema import jsonschema
+    >>> schema = {"type": "object", "required": ["words"]}
+    >>> conformance_problem(next(jsonschema().Draft202012Validator(schema).iter_errors({})))
+    "'words' is a required property"
+    """
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = next((n for n in error.validator_value if n not in error.instance), None)
+        if missing is not None:
+            return _("{name} is a required property").format(name=repr(missing))
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [
+            error.validator_value]
+        return _("{value} is not of type {types}").format(
+            value=repr(error.instance), types=", ".join(map(repr, types)))
+    return str(error.message)
+
+
 def schema_problem(schema: Any) -> str | None:
     """Why ``schema`` is not a valid JSON Schema object schema (None if it is)."""
     if not isinstance(schema, dict):

@@ -20,7 +20,7 @@ from ..client import ClientSession
 from ..i18n import _
 from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
-from .shapes import schema_problem
+from .shapes import conformance_problem, schema_problem
 from .tool_calls import ToolCallChecks, arguments_for
 
 #: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
@@ -150,7 +150,8 @@ class ToolChecks(ToolCallChecks):
                 continue
             if error is not None:
                 problems.append(_("{tool}: structuredContent does not conform: "
-                                "{error}").format(tool=repr(tool["name"]), error=error.message))
+                                "{error}").format(tool=repr(tool["name"]),
+                                                  error=conformance_problem(error)))
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), calls or evidence)
         elif calls and not compared:
