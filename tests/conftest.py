@@ -104,6 +104,7 @@ SLOW_TESTS = {
     "test_check_lazy.py": {
         "test_a_schema_is_checked_without_building_the_iri_grammar_until_an_iri_is_checked"},
     "test_check_report.py": {"test_the_widget_in_a_real_kernel_carries_its_static_fallback"},
+    "test_check_zh.py": {"test_a_zh_checkup_over_http_writes_every_detail_in_chinese"},
     "test_auth_lab.py": {
         "test_each_broken_rule_is_refused_by_name",
         "test_expired_tokens_are_refreshed_and_a_refused_refresh_authorizes_again",

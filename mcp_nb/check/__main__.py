@@ -34,7 +34,7 @@ def _read_report(parser: argparse.ArgumentParser, path: str) -> dict:
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        parser.error(f"cannot read the report {path}: {exc}")
+        parser.error(_("cannot read the report {path}: {error}").format(path=path, error=exc))
     problem = report_problem(document)
     if problem is not None:
         parser.error(f"{path}: " + _("not a checkup report: {problem}").format(problem=problem))
@@ -44,46 +44,47 @@ def _read_report(parser: argparse.ArgumentParser, path: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mcp_nb.check",
-        description="Check an MCP server against the spec: each rule pass / fail / warn / "
+        description=_("Check an MCP server against the spec: each rule pass / fail / warn / "
                     "not applicable, with the exchange that shows it (error: a check crashed; "
                     "could not check: the connection never reached MCP). Exit status 0: no "
                     "MUST failed; 1: a MUST failed (with --diff: regressed); 2: no MUST "
                     "failed, but a check crashed or could not check (or the arguments or a "
-                    "saved report are wrong).")
+                    "saved report are wrong)."))
     parser.add_argument("target", nargs="*",
-                        help="a URL, or the server's command; with --config, an mcpServers "
-                             "entry's name")
+                        help=_("a URL, or the server's command; with --config, an mcpServers "
+                             "entry's name"))
     parser.add_argument("--config", metavar="FILE",
-                        help="a Claude-Desktop-style JSON file with mcpServers: TARGET names "
-                             "an entry (its command, args, env, cwd; or url and headers)")
+                        help=_("a Claude-Desktop-style JSON file with mcpServers: TARGET names "
+                             "an entry (its command, args, env, cwd; or url and headers)"))
     parser.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"),
-                        help="compare two reports written with --json instead of checking")
-    parser.add_argument("--json", metavar="FILE", help="write the report as JSON")
-    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
+                        help=_("compare two reports written with --json instead of checking"))
+    parser.add_argument("--json", metavar="FILE", help=_("write the report as JSON"))
+    parser.add_argument("--junit", metavar="FILE", help=_("write the report as JUnit XML"))
     parser.add_argument("--html", metavar="FILE",
-                        help="write the report (or with --diff the comparison) as static HTML")
+                        help=_("write the report (or with --diff the comparison) as static "
+                               "HTML"))
     parser.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="a header for every request to the URL's origin (repeatable): an "
-                             "API key, or the Host name a server accepts; the report names it, "
-                             "never its value")
+                        help=_("a header for every request to the URL's origin (repeatable): an "
+                               "API key, or the Host name a server accepts; the report names it, "
+                               "never its value"))
     parser.add_argument("--call-tools", default="", metavar="NAME,…|all",
-                        help="tools the checkup may call (none by default: tools can have "
-                             "side effects)")
+                        help=_("tools the checkup may call (none by default: tools can have "
+                             "side effects)"))
     parser.add_argument("--timeout", type=float, default=10.0,
-                        help="seconds each request may take (default 10)")
+                        help=_("seconds each request may take (default 10)"))
     parser.add_argument("--no-prompts-get", dest="prompts_get", action="store_false",
-                        help="send no prompts/get (a read by the spec, but a server may do I/O "
-                             "to build a prompt)")
+                        help=_("send no prompts/get (a read by the spec, but a server may do I/O "
+                             "to build a prompt)"))
     parser.add_argument("--no-template-reads", dest="template_reads", action="store_false",
-                        help="send nothing built from a resource template (a server may do "
-                             "I/O to resolve one)")
+                        help=_("send nothing built from a resource template (a server may do "
+                             "I/O to resolve one)"))
     parser.add_argument("--show-requests", action="store_true",
-                        help="list every request the checkup sent (the summary counts them)")
+                        help=_("list every request the checkup sent (the summary counts them)"))
     args = parser.parse_args(argv)
     if args.diff:
         if args.target or args.config or args.json or args.junit:
-            parser.error("--diff compares two saved reports: it takes no target, --config, "
-                         "--json or --junit")
+            parser.error(_("--diff compares two saved reports: it takes no target, --config, "
+                         "--json or --junit"))
         try:
             diff = diff_reports(*(_read_report(parser, path) for path in args.diff))
         except ValueError as exc:
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         print(diff_text(diff))
         return diff.exit_status
     if not args.target:
-        parser.error("give a target (a URL, a command, or with --config an entry's name)")
+        parser.error(_("give a target (a URL, a command, or with --config an entry's name)"))
     headers: dict[str, str] = {}
     for text in args.header:
         try:
@@ -102,11 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
         headers[name] = value
     if headers and (args.config or len(args.target) != 1 or not is_url(args.target[0])):
-        parser.error("--header is for a URL target (an mcpServers entry has its own "
-                     "\"headers\")")
+        parser.error(_("--header is for a URL target (an mcpServers entry has its own "
+                       "\"headers\")"))
     if args.config:
         if len(args.target) != 1:
-            parser.error("with --config, TARGET is one mcpServers entry's name")
+            parser.error(_("with --config, TARGET is one mcpServers entry's name"))
         try:
             entry = server_entry(load_config(args.config), args.target[0])
         except ConfigError as exc:

@@ -21,6 +21,7 @@ from typing import Any
 from ..apps.csp import CSP_KEYS, sandbox_policy
 from ..apps.meta import EXTENSION, AppResourceError, resource_uri, ui_resource
 from ..client import ClientSession
+from ..i18n import _
 from ..protocol.errors import McpError
 from .recorder import SessionRecorder
 
@@ -36,7 +37,7 @@ async def _listed(checkup: SessionRecorder, session: ClientSession, name: str, m
     items: list[dict[str, Any]] = []
     evidence: list[dict[str, Any]] = []
     params: dict[str, Any] | None = None
-    for _ in range(MAX_PAGES):
+    for _page in range(MAX_PAGES):
         answer, entries = await checkup.exchange(session, name, method, params)
         evidence += entries
         if not isinstance(answer, dict):
@@ -64,22 +65,24 @@ async def check_apps(checkup: SessionRecorder, new_session: Callable[[], ClientS
             await session.connect(era=main.era or "auto")
             await _judge(checkup, session, "apps")
     except McpError as exc:
-        checkup.skip(APPS_CHECKS, f"a session declaring {EXTENSION} could not be used: {exc}")
+        checkup.skip(APPS_CHECKS, _("a session declaring {extension} could not be used: "
+                                    "{error}").format(extension=EXTENSION, error=exc))
 
 
 async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) -> None:
     capabilities = session.capabilities.server
     tools, tool_evidence = (await _listed(checkup, session, name, "tools/list", "tools")
                             if "tools" in capabilities else ([], []))
-    resources, _ = (await _listed(checkup, session, name, "resources/list", "resources")
+    resources, _entries = (await _listed(checkup, session, name, "resources/list", "resources")
                     if "resources" in capabilities else ([], []))
     named = {uri: tool.get("name") for tool in tools if (uri := resource_uri(tool))}
     listed = [r["uri"] for r in resources if isinstance(r.get("uri"), str)
               and r["uri"].startswith("ui://")]
     uris = list(dict.fromkeys([*named, *listed]))[:MAX_RESOURCES]
     if not uris:
-        checkup.skip(APPS_CHECKS, f"no MCP App offered to a client declaring {EXTENSION} (no "
-                     "ui:// resource listed, no tool with _meta.ui.resourceUri)")
+        checkup.skip(APPS_CHECKS, _("no MCP App offered to a client declaring {extension} (no "
+                     "ui:// resource listed, no tool with _meta.ui.resourceUri)").format(
+                         extension=EXTENSION))
         return
     missing: list[str] = []
     mime: list[str] = []
@@ -88,12 +91,13 @@ async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) ->
     problems_evidence: dict[str, list[dict[str, Any]]] = {c: [] for c in APPS_CHECKS}
     all_evidence: list[dict[str, Any]] = []
     for uri in uris:
-        by = f" (named by tool {named[uri]!r})" if uri in named else ""
+        by = _(" (named by tool {name})").format(name=repr(named[uri])) if uri in named else ""
         answer, entries = await checkup.exchange(session, name, "resources/read",
                                                  {"uri": uri})
         all_evidence += entries
         if not isinstance(answer, dict):
-            missing.append(f"{uri}{by}: resources/read failed: {answer}")
+            missing.append(_("{uri}{by}: resources/read failed: {error}").format(
+                uri=uri, by=by, error=answer))
             problems_evidence["apps.resource"] += entries
             continue
         try:
@@ -107,7 +111,7 @@ async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) ->
         if resource.csp is not None:
             declared += 1
             if not isinstance(resource.csp, dict):
-                csp.append(f"{uri}: _meta.ui.csp is not an object")
+                csp.append(_("{uri}: _meta.ui.csp is not an object").format(uri=uri))
             else:
                 csp += [f"{uri}: {value} ({why})" for value, why
                         in sandbox_policy(resource.csp).refused]
@@ -115,20 +119,23 @@ async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) ->
                 problems_evidence["apps.csp"] += entries
     evidence = tool_evidence[:2] + all_evidence[:6]
     for check, problems, fine in (
-            ("apps.resource", missing, f"{len(uris)} UI resource(s) read as ui:// HTML"),
-            ("apps.mime-type", mime, f"{len(uris) - len(missing)} read with mimeType "
-                                     "text/html;profile=mcp-app")):
+            ("apps.resource", missing, _("{count} UI resource(s) read as ui:// HTML").format(
+                count=len(uris))),
+            ("apps.mime-type", mime, _("{count} read with mimeType "
+                                     "text/html;profile=mcp-app").format(
+                                         count=len(uris) - len(missing)))):
         if problems:
             checkup.put(check, "fail", "; ".join(problems[:5]), problems_evidence[check][:6])
         elif check == "apps.mime-type" and len(missing) == len(uris):
-            checkup.skip([check], "no UI resource could be read")
+            checkup.skip([check], _("no UI resource could be read"))
         else:
             checkup.put(check, "pass", fine, evidence)
     if csp:
         checkup.put("apps.csp", "fail", "; ".join(csp[:5]), problems_evidence["apps.csp"][:6])
     elif declared:
-        checkup.put("apps.csp", "pass", f"{declared} resource(s) declare _meta.ui.csp, every "
-                    f"value a list of origins ({', '.join(CSP_KEYS)})", evidence)
+        checkup.put("apps.csp", "pass", _("{count} resource(s) declare _meta.ui.csp, every "
+                    "value a list of origins ({keys})").format(
+                        count=declared, keys=", ".join(CSP_KEYS)), evidence)
     else:
-        checkup.skip(["apps.csp"], "no UI resource declares _meta.ui.csp (hosts then apply "
-                     "the spec's restrictive default: no external origin)")
+        checkup.skip(["apps.csp"], _("no UI resource declares _meta.ui.csp (hosts then apply "
+                     "the spec's restrictive default: no external origin)"))

@@ -28,6 +28,7 @@ from ..auth.discovery import (
     prm_urls,
 )
 from ..auth.errors import AuthorizationFailed
+from ..i18n import _
 from .http_evidence import Answer, http_evidence
 from .recorder import Recorder
 
@@ -41,13 +42,14 @@ async def _get(client: httpx.AsyncClient, url: str
     try:
         response = await client.get(url, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
-        return None, f"{url}: no answer ({exc!r})", {"http": {
+        return None, _("{url}: no answer ({error})").format(url=url, error=repr(exc)), {"http": {
             "request": {"method": "GET", "url": url, "headers": {}, "body": None},
             "response": {"status": None, "headers": {}, "body": repr(exc)}}}
     evidence = http_evidence("GET", url, {"Accept": "application/json"}, None,
                              response.status_code, response.headers, response.text[:2000])
     if response.status_code != 200:
-        return None, f"{url} answered {response.status_code}", evidence
+        return None, _("{url} answered {status}").format(
+            url=url, status=response.status_code), evidence
     try:
         document = json_document(response.content, response.headers.get("content-type", ""),
                                  "metadata", url)
@@ -66,10 +68,10 @@ async def check_authorization(checkup: Recorder, client: httpx.AsyncClient, url:
     bearer: Challenge | None = next((c for c in challenges if c.scheme == "bearer"), None)
     problems = []
     if not challenges:
-        problems.append("the 401 carries no WWW-Authenticate challenge")
+        problems.append(_("the 401 carries no WWW-Authenticate challenge"))
     elif bearer is None:
-        problems.append(f"the 401 challenges with {', '.join(c.scheme for c in challenges)}, "
-                        "not Bearer")
+        problems.append(_("the 401 challenges with {schemes}, "
+                        "not Bearer").format(schemes=", ".join(c.scheme for c in challenges)))
     named = bearer.resource_metadata if bearer is not None else None
     prm: dict[str, Any] | None = None
     tried: list[str] = []
@@ -82,17 +84,19 @@ async def check_authorization(checkup: Recorder, client: httpx.AsyncClient, url:
             break
         tried.append(why)
         if candidate == named:
-            problems.append(f"WWW-Authenticate names resource_metadata {named}, which serves "
-                            f"no metadata ({why})")
+            problems.append(_("WWW-Authenticate names resource_metadata {url}, which serves "
+                            "no metadata ({why})").format(url=named, why=why))
     if prm is None:
-        problems.append("no Protected Resource Metadata at "
-                        + "; ".join(tried or ["any well-known URI"]))
-    how = "named in WWW-Authenticate" if found_at and found_at == named else "at a well-known URI"
+        problems.append(_("no Protected Resource Metadata at {tried}").format(
+                        tried="; ".join(tried or [_("any well-known URI")])))
+    how = (_("named in WWW-Authenticate") if found_at and found_at == named
+           else _("at a well-known URI"))
     checkup.put("auth.discovery", "fail" if problems else "pass",
-                "; ".join(problems) or f"Bearer challenge; resource metadata {how} ({found_at})",
+                "; ".join(problems) or _("Bearer challenge; resource metadata {how} "
+                                         "({url})").format(how=how, url=found_at),
                 evidence)
     if prm is None:
-        checkup.skip(LATER, "no Protected Resource Metadata was found to follow")
+        checkup.skip(LATER, _("no Protected Resource Metadata was found to follow"))
         return
     prm_evidence = evidence[-1:]
     servers = prm.get("authorization_servers")
@@ -102,13 +106,14 @@ async def check_authorization(checkup: Recorder, client: httpx.AsyncClient, url:
     except AuthorizationFailed as exc:
         problems.append(str(exc))
     if not (isinstance(servers, list) and servers and all(isinstance(s, str) for s in servers)):
-        problems.append(f"authorization_servers is {servers!r}, not a list of at least one "
-                        "issuer")
+        problems.append(_("authorization_servers is {servers}, not a list of at least one "
+                        "issuer").format(servers=repr(servers)))
     checkup.put("auth.resource-metadata", "fail" if problems else "pass",
-                "; ".join(problems) or f"resource {prm.get('resource')!r} is this server; "
-                f"authorization_servers {servers}", prm_evidence)
+                "; ".join(problems) or _("resource {resource} is this server; "
+                "authorization_servers {servers}").format(
+                    resource=repr(prm.get("resource")), servers=servers), prm_evidence)
     if not (isinstance(servers, list) and servers and isinstance(servers[0], str)):
-        checkup.skip(LATER[1:], "the resource metadata names no authorization server")
+        checkup.skip(LATER[1:], _("the resource metadata names no authorization server"))
         return
     await _server_metadata(checkup, client, servers[0])
 
@@ -125,24 +130,26 @@ async def _server_metadata(checkup: Recorder, client: httpx.AsyncClient, issuer:
             break
         tried.append(why)
     if metadata is None:
-        checkup.put("auth.server-metadata", "fail", f"no metadata for issuer {issuer}: "
-                    + "; ".join(tried), evidence)
-        checkup.skip(LATER[2:], "the authorization server's metadata could not be read")
+        checkup.put("auth.server-metadata", "fail", _("no metadata for issuer {issuer}: "
+                    "{tried}").format(issuer=issuer, tried="; ".join(tried)), evidence)
+        checkup.skip(LATER[2:], _("the authorization server's metadata could not be read"))
         return
     try:
         check_issuer(metadata, issuer, evidence[-1]["http"]["request"]["url"])
     except AuthorizationFailed as exc:
         checkup.put("auth.server-metadata", "fail", str(exc), evidence[-1:])
     else:
-        checkup.put("auth.server-metadata", "pass", f"issuer {issuer} exactly, at "
-                    f"{evidence[-1]['http']['request']['url']}", evidence[-1:])
+        checkup.put("auth.server-metadata", "pass", _("issuer {issuer} exactly, at "
+                    "{url}").format(issuer=issuer, url=evidence[-1]["http"]["request"]["url"]),
+                    evidence[-1:])
     methods = metadata.get("code_challenge_methods_supported")
     if isinstance(methods, list) and "S256" in methods:
-        checkup.put("auth.pkce-s256", "pass", f"code_challenge_methods_supported {methods}",
-                    evidence[-1:])
+        checkup.put("auth.pkce-s256", "pass", _("code_challenge_methods_supported {methods}")
+                    .format(methods=methods), evidence[-1:])
     else:
-        checkup.put("auth.pkce-s256", "fail", f"code_challenge_methods_supported is "
-                    f"{methods!r}: without S256 a conforming client refuses to proceed",
+        checkup.put("auth.pkce-s256", "fail", _("code_challenge_methods_supported is "
+                    "{methods}: without S256 a conforming client refuses to proceed").format(
+                        methods=repr(methods)),
                     evidence[-1:])
     offers = [what for what, offered in (
         ("Client ID Metadata Documents", metadata.get("client_id_metadata_document_supported")
@@ -150,6 +157,9 @@ async def _server_metadata(checkup: Recorder, client: httpx.AsyncClient, issuer:
         ("Dynamic Client Registration", isinstance(metadata.get("registration_endpoint"), str)),
     ) if offered]
     checkup.put("auth.client-registration", "pass" if offers else "fail",
-                f"offers {' and '.join(offers)}" if offers else "neither "
+                _("offers {ways}").format(ways=offers[0] if len(offers) == 1 else _(
+                    "{first} and {second}").format(first=offers[0], second=offers[1]))
+                if offers else _(
+                "neither "
                 "client_id_metadata_document_supported nor a registration_endpoint: clients "
-                "must be pre-registered", evidence[-1:])
+                "must be pre-registered"), evidence[-1:])

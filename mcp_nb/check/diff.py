@@ -233,8 +233,8 @@ def _outcome(value: str | None) -> str:
 
 def diff_text(diff: ReportDiff) -> str:
     """The comparison as plain text: one line per changed check, the server's words sanitized."""
-    lines = [plain_text(f"checkup diff: {diff.before_target} → {diff.after_target}",
-                        one_line=True)]
+    lines = [plain_text(_("checkup diff: {before} → {after}").format(
+        before=diff.before_target, after=diff.after_target), one_line=True)]
     if (note := _differences_line(diff)) is not None:
         lines.append(plain_text(note, one_line=True))
     for change in diff.changes:
@@ -256,7 +256,7 @@ def diff_html(diff: ReportDiff) -> str:
         rows.append(
             f'<tr class="{change.status}"><td>{html.escape(change.status)}</td>'
             f"<td><code>{html.escape(change.check_id)}</code><br>"
-            f"{html.escape(change.title)}</td><td>{html.escape(change.level)}</td>"
+            f"{html.escape(_(change.title))}</td><td>{html.escape(change.level)}</td>"
             f"<td>{html.escape(_outcome(change.before))}<br>"
             f"<small>{html.escape(change.before_detail)}</small></td>"
             f"<td>{html.escape(_outcome(change.after))}<br>"

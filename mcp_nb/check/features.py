@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from ..client import ClientSession
+from ..i18n import _
 from .lists import ListChecks
 from .prompts import PROMPT_CHECKS, PromptChecks
 from .resources import RESOURCE_CHECKS, ResourceChecks
@@ -47,7 +48,7 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
             if "tools" in listed:
                 group.start_soon(self.tools, main, listed["tools"])
             else:
-                self.skip([*TOOL_LIST_CHECKS, *TOOL_CALL_CHECKS], "the server lists no tools")
+                self.skip([*TOOL_LIST_CHECKS, *TOOL_CALL_CHECKS], _("the server lists no tools"))
 
     async def protocol_features(self, main: ClientSession, listed: dict[str, list[Any]]) -> None:
         """Resources, prompts and completion on the main session, concurrently."""
@@ -60,8 +61,8 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
                 elif kind in declared:
                     # Declared but its list failed: capabilities.<kind> reports that; the
                     # reason here must not say it was never declared.
-                    self.skip(checks, f"the server declares {kind} but its list could not "
-                              f"be read (see capabilities.{kind}-served)")
+                    self.skip(checks, _("the server declares {kind} but its list could not "
+                              "be read (see capabilities.{kind}-served)").format(kind=kind))
                 else:
-                    self.skip(checks, f"the server does not declare {kind}")
+                    self.skip(checks, _("the server does not declare {kind}").format(kind=kind))
             group.start_soon(self.completion, main, listed.get("prompts") or [])

@@ -53,7 +53,7 @@ class CheckGuard(CheckupCore):
             return Result.make(CHECKS[check_id], "error", _(
                 "the checkup crashed before this check had a verdict: {error}").format(
                 error=last), [{"traceback": t} for t in crashed])
-        return Result.make(CHECKS[check_id], "not-applicable", "not reached")
+        return Result.make(CHECKS[check_id], "not-applicable", _("not reached"))
 
     def unreached(self, problem: str, started: float, evidence: list[dict[str, Any]],
                   unauthorized: str | None) -> Report:

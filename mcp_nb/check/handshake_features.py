@@ -23,6 +23,7 @@ import anyio
 
 from ..client import ClientSession
 from ..client.errors import ServerError
+from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.log_levels import LOG_LEVELS
 from .model import transcript_evidence as _entry
@@ -59,23 +60,24 @@ class HandshakeFeatureChecks(CheckupCore):
         logs = [_entry(name, e) for e in session.transcript
                 if e.direction == "recv" and e.method == LOG_NOTIFICATION][:3]
         if "logging" not in session.capabilities.server:
-            self.skip(["logging.invalid-level", served], "the server does not declare logging")
+            self.skip(["logging.invalid-level", served], _("the server does not declare logging"))
             answer, evidence = await self.exchange(session, name, "logging/setLevel",
                                                    {"level": "info"}, force=True)
             logs = [_entry(name, e) for e in session.transcript
                     if e.direction == "recv" and e.method == LOG_NOTIFICATION][:3]
             if logs:
-                self.put(check, "fail", "logging not declared, yet notifications/message "
-                         "arrived", logs + evidence)
+                self.put(check, "fail", _("logging not declared, yet notifications/message "
+                         "arrived"), logs + evidence)
             elif isinstance(answer, dict):
-                self.put(check, "warn", "logging not declared and no notifications/message "
-                         "arrived, yet logging/setLevel answered a result", evidence)
+                self.put(check, "warn", _("logging not declared and no notifications/message "
+                         "arrived, yet logging/setLevel answered a result"), evidence)
             elif isinstance(answer, ServerError) and answer.code == -32601:
-                self.put(check, "pass", "not declared, no notifications/message arrived, and "
-                         "logging/setLevel refused with -32601", evidence)
+                self.put(check, "pass", _("not declared, no notifications/message arrived, and "
+                         "logging/setLevel refused with -32601"), evidence)
             else:
-                self.put(check, "warn", f"not declared; logging/setLevel answered {answer} "
-                         "(JSON-RPC's code for a method not available is -32601)", evidence)
+                self.put(check, "warn", _("not declared; logging/setLevel answered {answer} "
+                         "(JSON-RPC's code for a method not available is -32601)").format(
+                             answer=answer), evidence)
             return
         refused, evidence = [], []
         previous = [e.message["params"].get("level") for e in session.transcript
@@ -89,23 +91,27 @@ class HandshakeFeatureChecks(CheckupCore):
             evidence += entries
             if not isinstance(answer, dict):
                 refused.append(f"{level}: {answer}")
-        self.put(check, "pass", f"declared: the notifications/message it sends "
-                 f"({len(logs)} so far) are declared", logs + evidence[:2])
+        self.put(check, "pass", _("declared: the notifications/message it sends "
+                 "({count} so far) are declared").format(count=len(logs)), logs + evidence[:2])
         self.put(served, "fail" if refused else "pass",
-                 "declared, yet logging/setLevel refused " + "; ".join(refused) if refused else
-                 f"declared, and logging/setLevel accepted all {len(LOG_LEVELS)} levels",
+                 _("declared, yet logging/setLevel refused {refused}").format(
+                     refused="; ".join(refused)) if refused else
+                 _("declared, and logging/setLevel accepted all {count} levels").format(
+                     count=len(LOG_LEVELS)),
                  evidence)
         answer, evidence = await self.exchange(session, name, "logging/setLevel",
                                                {"level": INVALID_LEVEL})
         check = "logging.invalid-level"
         if isinstance(answer, ServerError) and answer.code == -32602:
-            self.put(check, "pass", f"level {INVALID_LEVEL!r} refused with -32602", evidence)
+            self.put(check, "pass", _("level {level} refused with -32602").format(
+                level=repr(INVALID_LEVEL)), evidence)
         elif isinstance(answer, ServerError):
-            self.put(check, "warn", f"level {INVALID_LEVEL!r} refused with {answer.code}, not "
-                     "-32602", evidence)
+            self.put(check, "warn", _("level {level} refused with {code}, not "
+                     "-32602").format(level=repr(INVALID_LEVEL), code=answer.code), evidence)
         else:
-            self.put(check, "warn", f"level {INVALID_LEVEL!r}: "
-                     f"{'accepted' if isinstance(answer, dict) else answer}", evidence)
+            self.put(check, "warn", _("level {level}: {answer}").format(
+                level=repr(INVALID_LEVEL),
+                answer=_("accepted") if isinstance(answer, dict) else answer), evidence)
         if previous and previous[-1] in LOG_LEVELS:
             await self.exchange(session, name, "logging/setLevel", {"level": previous[-1]})
 
@@ -113,14 +119,14 @@ class HandshakeFeatureChecks(CheckupCore):
         check = "resources.subscribe"
         declared = session.capabilities.server.get("resources")
         if not (isinstance(declared, dict) and declared.get("subscribe") is True):
-            self.skip([check], "the server does not declare resources.subscribe")
+            self.skip([check], _("the server does not declare resources.subscribe"))
             return
-        answer, _ = await self.exchange(session, name, "resources/list")
+        answer, _entries = await self.exchange(session, name, "resources/list")
         uris = [r.get("uri") for r in (answer.get("resources") or [] if isinstance(answer, dict)
                                        else []) if isinstance(r, dict)]
         uri = next((u for u in uris if isinstance(u, str) and uri_problem(u) is None), None)
         if uri is None:
-            self.skip([check], "no listed resource with a valid URI to subscribe to")
+            self.skip([check], _("no listed resource with a valid URI to subscribe to"))
             return
         subscribed, evidence = await self.exchange(session, name, "resources/subscribe",
                                                    {"uri": uri})
@@ -131,19 +137,21 @@ class HandshakeFeatureChecks(CheckupCore):
                     (("subscribe", subscribed), ("unsubscribe", ended))
                     if not isinstance(answer, dict)]
         self.put(check, "fail" if problems else "pass",
-                 "; ".join(problems) or f"subscribed to {uri} and unsubscribed", evidence)
+                 "; ".join(problems) or _("subscribed to {uri} and unsubscribed").format(
+                     uri=uri), evidence)
 
     async def batch(self, session: ClientSession, name: str) -> None:
         check = "jsonrpc.batch"
         if session.transport.kind != "stdio":
-            over = {"streamable-http": "Streamable HTTP", "sse": "legacy HTTP+SSE"}.get(
+            over = {"streamable-http": "Streamable HTTP", "sse": _("legacy HTTP+SSE")}.get(
                 session.transport.kind, session.transport.kind)
-            self.skip([check], f"not stdio: the session speaks {over}, where a POSTed batch "
-                      "is the transport's rule (not checked here)")
+            self.skip([check], _("not stdio: the session speaks {over}, where a POSTed batch "
+                      "is the transport's rule (not checked here)").format(over=over))
             return
         version = session.negotiated_version or ""
         if version < "2025-06-18":
-            self.skip([check], f"negotiated {version}: batches were allowed before 2025-06-18")
+            self.skip([check], _("negotiated {version}: batches were allowed before "
+                      "2025-06-18").format(version=version))
             return
         start = session.transcript.next_seq
 
@@ -170,10 +178,10 @@ class HandshakeFeatureChecks(CheckupCore):
         arrays = [f for f in session.findings if f.rule.id == "batch-not-allowed"
                   and f.side == "server"]
         if arrays:
-            self.put(check, "fail", f"a batch sent at {version} was answered with a JSON array "
-                     "(not an MCP message since 2025-06-18)", evidence)
+            self.put(check, "fail", _("a batch sent at {version} was answered with a JSON array "
+                     "(not an MCP message since 2025-06-18)").format(version=version), evidence)
             return
         codes = [e["message"]["error"].get("code") for e in evidence
                  if e["message"] and isinstance(e["message"].get("error"), dict)]
-        self.put(check, "pass", "the batch was " + (f"refused with error {codes[0]}" if codes
-                                                     else "not answered"), evidence)
+        self.put(check, "pass", _("the batch was refused with error {code}").format(code=codes[0])
+                 if codes else _("the batch was not answered"), evidence)

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import httpx
 
+from ..i18n import _
 from ..protocol.errors import HEADER_MISMATCH, INVALID_PARAMS
 from ..protocol.stateless import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION
 from ..protocol.versions import LATEST_STATELESS_VERSION, SUPPORTED_VERSIONS, VERSIONS
@@ -191,19 +192,19 @@ async def check_http(checkup: Recorder, url: str) -> None:
         except httpx.HTTPError as exc:
             # Whatever was settled stays; the rest cannot be judged without an answer.
             checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS, *AUTH_CHECKS],
-                         f"the raw HTTP probe got no answer: {exc!r}")
+                         _("the raw HTTP probe got no answer: {error}").format(error=repr(exc)))
 
 
 async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient) -> None:
     plain = await probe.post(_initialize(1), {})
     if plain.status == 401:
-        why = "the server asks for authorization (401): only its metadata was checked"
+        why = _("the server asks for authorization (401): only its metadata was checked")
         checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
         checkup.authorization_required = True
         await check_authorization(checkup, client, probe.url, plain)
         return
-    checkup.skip(AUTH_CHECKS, f"the server did not ask for authorization (initialize "
-                 f"answered {plain.status}, not 401)")
+    checkup.skip(AUTH_CHECKS, _("the server did not ask for authorization (initialize "
+                 "answered {status}, not 401)").format(status=plain.status))
     discover = await probe.post(_discover(1), stateless_headers("server/discover"))
     stateless = discover.status == 200 and discover.result is not None
     if plain.status == 200 and plain.result is not None:
@@ -217,39 +218,43 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
     if stateless:
         await _stateless(checkup, probe, discover)
     else:
-        checkup.skip(STATELESS_HTTP_CHECKS, f"server/discover with 2026-07-28 _meta answered "
-                     f"{discover.status} without a result: no stateless era over HTTP")
+        checkup.skip(STATELESS_HTTP_CHECKS, _("server/discover with 2026-07-28 _meta answered "
+                     "{status} without a result: no stateless era over HTTP").format(
+                         status=discover.status))
 
 
 def _no_handshake(plain: Answer, stateless: bool) -> str:
     """Why the handshake's rules are not applicable: what the plain initialize POST got, and
     only what that answer (with server/discover's) shows about the endpoint."""
-    got = f"{plain.status} {plain.content_type or '(no content type)'}"
+    got = "{} {}".format(plain.status, plain.content_type or _("(no content type)"))
     if plain.status == 200 and plain.body is not None:
-        got += " with a JSON-RPC " + ("error" if plain.error_code is not None else
-                                      "message that is not a result")
-    why = f"a plain initialize POST answered {got}, not an initialize result"
+        got += (_(" with a JSON-RPC error") if plain.error_code is not None else
+                _(" with a JSON-RPC message that is not a result"))
+    why = _("a plain initialize POST answered {got}, not an initialize result").format(got=got)
     if stateless:
-        return why + ", while server/discover with 2026-07-28 _meta was served: a " \
-                     "stateless-only server has no handshake"
+        return why + _(", while server/discover with 2026-07-28 _meta was served: a "
+                       "stateless-only server has no handshake")
     allow = plain.headers.get("allow")
     if allow is not None and "POST" not in allow.upper():
-        return why + f" (Allow: {allow}): this URL takes no POST, as a legacy HTTP+SSE " \
-                     "endpoint's stream URL does not; no Streamable HTTP handshake to probe"
+        return why + _(" (Allow: {allow}): this URL takes no POST, as a legacy HTTP+SSE "
+                       "endpoint's stream URL does not; no Streamable HTTP handshake to "
+                       "probe").format(allow=allow)
     if allow is not None:
-        return why + f" (Allow: {allow}): no Streamable HTTP handshake to probe"
-    return why + ": no Streamable HTTP handshake to probe"
+        return why + _(" (Allow: {allow}): no Streamable HTTP handshake to probe").format(
+            allow=allow)
+    return why + _(": no Streamable HTTP handshake to probe")
 
 
 async def _origin(checkup: Recorder, probe: HttpProbe, message: dict[str, Any],
                   headers: dict[str, str]) -> None:
     foreign = await probe.post(message, {**headers, "Origin": FOREIGN_ORIGIN})
     if foreign.status == 403:
-        checkup.put("http.origin", "pass", f"Origin {FOREIGN_ORIGIN} refused with 403",
-                    [foreign.evidence])
+        checkup.put("http.origin", "pass", _("Origin {origin} refused with 403").format(
+            origin=FOREIGN_ORIGIN), [foreign.evidence])
     else:
-        checkup.put("http.origin", "fail", f"Origin {FOREIGN_ORIGIN} answered "
-                    f"{foreign.status}", [foreign.evidence])
+        checkup.put("http.origin", "fail", _("Origin {origin} answered "
+                    "{status}").format(origin=FOREIGN_ORIGIN, status=foreign.status),
+                    [foreign.evidence])
         if sid := foreign.headers.get("mcp-session-id"):
             await probe.delete(sid, None)
 
@@ -262,13 +267,13 @@ async def _handshake(checkup: Recorder, probe: HttpProbe, plain: Answer,
     sid = plain.headers.get("mcp-session-id")
     if sid is None:
         checkup.skip(["http.session-id", "http.session-404", "http.session-id-unguessable"],
-                     "the server issued no Mcp-Session-Id (sessions are optional)")
+                     _("the server issued no Mcp-Session-Id (sessions are optional)"))
     elif all(0x21 <= ord(c) <= 0x7E for c in sid):
-        checkup.put("http.session-id", "pass", "the session id is visible ASCII",
+        checkup.put("http.session-id", "pass", _("the session id is visible ASCII"),
                     [plain.evidence])
     else:
-        checkup.put("http.session-id", "fail", f"session id {sid!r} has characters outside "
-                    "0x21..0x7E", [plain.evidence])
+        checkup.put("http.session-id", "fail", _("session id {sid} has characters outside "
+                    "0x21..0x7E").format(sid=repr(sid)), [plain.evidence])
     # The negotiated version goes in the header only when it is a revision: a server
     # that answered a version that does not exist (a finding of its own, judged by
     # lifecycle.version-answer) rightly refuses that header with 400, and that refusal
@@ -278,21 +283,23 @@ async def _handshake(checkup: Recorder, probe: HttpProbe, plain: Answer,
         good["Mcp-Session-Id"] = sid
     note = await probe.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, good)
     if note.status == 202 and not note.text.strip():
-        checkup.put("http.notification-202", "pass", "notifications/initialized answered 202 "
-                    "with no body", [note.evidence])
+        checkup.put("http.notification-202", "pass", _("notifications/initialized answered 202 "
+                    "with no body"), [note.evidence])
     else:
-        checkup.put("http.notification-202", "fail", f"notifications/initialized answered "
-                    f"{note.status}" + (f" with a body ({len(note.text)} characters)"
+        checkup.put("http.notification-202", "fail", _("notifications/initialized answered "
+                    "{status}").format(status=note.status) + (_(" with a body ({count} characters)")
+                                        .format(count=len(note.text))
                                         if note.text.strip() else ""), [note.evidence])
     if isinstance(version, str) and version >= "2025-06-18":
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         bad = await probe.post(ping, {**good, "MCP-Protocol-Version": BAD_VERSION_HEADER})
         checkup.put("http.protocol-version-header", "pass" if bad.status == 400 else "fail",
-                    f"MCP-Protocol-Version: {BAD_VERSION_HEADER} answered {bad.status}",
+                    _("MCP-Protocol-Version: {version} answered {status}").format(
+                        version=BAD_VERSION_HEADER, status=bad.status),
                     [bad.evidence])
     else:
-        checkup.skip(["http.protocol-version-header"], f"negotiated {version}: the header "
-                     "exists from 2025-06-18")
+        checkup.skip(["http.protocol-version-header"], _("negotiated {version}: the header "
+                     "exists from 2025-06-18").format(version=version))
     ping = await probe.post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, good)
     narrow = await probe.post({"jsonrpc": "2.0", "id": 4, "method": "ping"},
                               {**good, "Accept": "application/json"})
@@ -309,18 +316,22 @@ def _request_answers(checkup: Recorder, answers: list[Answer], narrow: Answer) -
     bad = [a for a in [*answers, narrow] if 200 <= a.status < 300
            and a.content_type not in ("application/json", "text/event-stream")]
     if narrow.status >= 400:
-        met = f"refused with {narrow.status}"
+        met = _("refused with {status}").format(status=narrow.status)
     else:
-        met = f"answered {narrow.status} {narrow.content_type or '(no content type)'}"
+        met = _("answered {status} {kind}").format(
+            status=narrow.status, kind=narrow.content_type or _("(no content type)"))
     evidence = [a.evidence for a in (bad or [answers[-1], narrow])]
     if bad:
         checkup.put("http.request-answer", "fail", "; ".join(
-            f"{a.evidence['http']['request']['body'].get('method')} answered {a.status} "
-            f"{a.content_type or '(no content type)'}" for a in bad), evidence)
+            _("{method} answered {status} {kind}").format(
+                method=a.evidence["http"]["request"]["body"].get("method"), status=a.status,
+                kind=a.content_type or _("(no content type)")) for a in bad), evidence)
     else:
-        checkup.put("http.request-answer", "pass", f"requests answered as "
-                    f"{', '.join(sorted({a.content_type for a in answers}))}; a POST with "
-                    f"Accept: application/json alone was {met}", evidence)
+        checkup.put("http.request-answer", "pass", _("requests answered as "
+                    "{kinds}; a POST with "
+                    "Accept: application/json alone was {met}").format(
+                        kinds=", ".join(sorted({a.content_type for a in answers})), met=met),
+                    evidence)
 
 
 async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
@@ -331,43 +342,49 @@ async def _event_ids(checkup: Recorder, probe: HttpProbe, good: dict[str, str],
         for event_id in answer.event_ids:
             seen[event_id] = seen.get(event_id, 0) + 1
     if not seen:
-        checkup.skip(["http.event-ids", "http.resumption"], "the server sent no SSE event "
-                     "ids (it MAY attach them): nothing to resume")
+        checkup.skip(["http.event-ids", "http.resumption"], _("the server sent no SSE event "
+                     "ids (it MAY attach them): nothing to resume"))
         return
     with_ids = [a.evidence for a in answers if a.event_ids]
     repeated = sorted(event_id for event_id, count in seen.items() if count > 1)
     if repeated:
-        checkup.put("http.event-ids", "fail", f"event id(s) {', '.join(map(repr, repeated[:5]))}"
-                    f" sent more than once in one session", with_ids)
+        checkup.put("http.event-ids", "fail", _("event id(s) {ids}"
+                    " sent more than once in one session").format(
+                        ids=", ".join(map(repr, repeated[:5]))), with_ids)
     else:
-        checkup.put("http.event-ids", "pass", f"{len(seen)} event id(s) over "
-                    f"{len(with_ids)} stream(s), none repeated", with_ids)
+        checkup.put("http.event-ids", "pass", _("{count} event id(s) over "
+                    "{streams} stream(s), none repeated").format(
+                        count=len(seen), streams=len(with_ids)), with_ids)
     if not ping.event_ids:
-        checkup.skip(["http.resumption"], "ping's stream carried no event id to resume from")
+        checkup.skip(["http.resumption"], _("ping's stream carried no event id to resume from"))
         return
     resumed = await probe.get({**good, "Last-Event-ID": ping.event_ids[0]}, REPLAY_WINDOW)
     if resumed.status != 200 or resumed.content_type != "text/event-stream":
-        asked = f"GET with Last-Event-ID {ping.event_ids[0]!r} answered {resumed.status}"
+        asked = _("GET with Last-Event-ID {event_id} answered {status}").format(
+            event_id=repr(ping.event_ids[0]), status=resumed.status)
         checkup.skip(["http.resumption"], asked + (
-            ": the server offers no SSE stream at GET, so it does not resume (it MAY not)"
+            _(": the server offers no SSE stream at GET, so it does not resume (it MAY not)")
             if resumed.status == 405 else
-            f" {resumed.content_type or '(no content type)'}, not an SSE stream: no replay "
-            "to judge"))
+            _(" {kind}, not an SSE stream: no replay "
+              "to judge").format(kind=resumed.content_type or _("(no content type)"))))
         return
     ping_id = ping.evidence["http"]["request"]["body"]["id"]
     foreign = [m for m in resumed.messages if isinstance(m, dict) and "method" not in m
                and m.get("id") != ping_id]
     evidence = [ping.evidence, resumed.evidence]
     if foreign:
-        checkup.put("http.resumption", "fail", f"resuming ping's stream (id {ping_id}) replayed "
-                    f"the response to id {foreign[0].get('id')!r}, another stream's", evidence)
+        checkup.put("http.resumption", "fail", _("resuming ping's stream (id {ping}) replayed "
+                    "the response to id {other}, another stream's").format(
+                        ping=ping_id, other=repr(foreign[0].get("id"))), evidence)
     elif not resumed.messages:
-        checkup.skip(["http.resumption"], f"GET with Last-Event-ID {ping.event_ids[0]!r} "
-                     f"answered 200 but replayed no message within {REPLAY_WINDOW:g} s: "
-                     "nothing to judge")
+        checkup.skip(["http.resumption"], _("GET with Last-Event-ID {event_id} "
+                     "answered 200 but replayed no message within {seconds} s: "
+                     "nothing to judge").format(event_id=repr(ping.event_ids[0]),
+                                                seconds=f"{REPLAY_WINDOW:g}"))
     else:
-        checkup.put("http.resumption", "pass", f"resuming after {ping.event_ids[0]!r} replayed "
-                    f"{len(resumed.messages)} message(s), all of ping's stream", evidence)
+        checkup.put("http.resumption", "pass", _("resuming after {event_id} replayed "
+                    "{count} message(s), all of ping's stream").format(
+                        event_id=repr(ping.event_ids[0]), count=len(resumed.messages)), evidence)
 
 
 async def _unguessable(checkup: Recorder, probe: HttpProbe, sid: str, plain: Answer) -> None:
@@ -379,39 +396,42 @@ async def _unguessable(checkup: Recorder, probe: HttpProbe, sid: str, plain: Ans
             await probe.delete(other_sid, None)
     evidence = [plain.evidence, *(a.evidence for a in others)]
     if any(i is None for i in ids):
-        checkup.skip(["http.session-id-unguessable"], "a later initialize got no session id")
+        checkup.skip(["http.session-id-unguessable"], _("a later initialize got no session id"))
         return
     known = [i for i in ids if i is not None]
     numbers = [_numeric(i) for i in known]
     bits = session_id_bits(known)
     if len(set(known)) < len(known):
-        problem = "two sessions were given the same id"
+        problem = _("two sessions were given the same id")
     elif all(n is not None for n in numbers) and len(
             {b - a for a, b in itertools.pairwise(numbers)}) == 1 and bits < MIN_SESSION_ID_BITS:
-        problem = "the ids count up: the next one can be guessed"
+        problem = _("the ids count up: the next one can be guessed")
     elif bits < MIN_SESSION_ID_BITS:
-        problem = f"about {bits:.0f} bits vary between them (fewer than {MIN_SESSION_ID_BITS})"
+        problem = _("about {bits} bits vary between them (fewer than {least})").format(
+            bits=f"{bits:.0f}", least=MIN_SESSION_ID_BITS)
     else:
-        checkup.put("http.session-id-unguessable", "pass", f"3 sessions, 3 distinct ids, about "
-                    f"{bits:.0f} random bits each", evidence)
+        checkup.put("http.session-id-unguessable", "pass", _("3 sessions, 3 distinct ids, about "
+                    "{bits} random bits each").format(bits=f"{bits:.0f}"), evidence)
         return
-    checkup.put("http.session-id-unguessable", "fail", f"session ids {', '.join(map(repr, known))}"
-                f": {problem}", evidence)
+    checkup.put("http.session-id-unguessable", "fail", _("session ids {ids}"
+                ": {problem}").format(ids=", ".join(map(repr, known)), problem=problem), evidence)
 
 
 async def _ended_session(checkup: Recorder, probe: HttpProbe, sid: str, version: Any,
                          good: dict[str, str]) -> None:
     deleted = await probe.delete(sid, version if isinstance(version, str) else None)
     if deleted.status == 405:
-        checkup.skip(["http.session-404"], "DELETE answered 405: the server does not let "
-                     "clients end sessions (it MAY), so no session could be ended to test")
+        checkup.skip(["http.session-404"], _("DELETE answered 405: the server does not let "
+                     "clients end sessions (it MAY), so no session could be ended to test"))
     elif 200 <= deleted.status < 300:
         after = await probe.post({"jsonrpc": "2.0", "id": 5, "method": "ping"}, good)
         checkup.put("http.session-404", "pass" if after.status == 404 else "fail",
-                    f"a request with the ended session's id answered {after.status}",
+                    _("a request with the ended session's id answered {status}").format(
+                        status=after.status),
                     [deleted.evidence, after.evidence])
     else:
-        checkup.skip(["http.session-404"], f"DELETE answered {deleted.status}")
+        checkup.skip(["http.session-404"], _("DELETE answered {status}").format(
+            status=deleted.status))
 
 
 async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> None:
@@ -419,24 +439,30 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
     short = {META_PROTOCOL_VERSION: LATEST_STATELESS_VERSION, META_CLIENT_INFO: CLIENT_INFO}
     lacking = await probe.post(_discover(2, short), stateless_headers("server/discover"))
     if lacking.status == 400 and lacking.error_code == INVALID_PARAMS:
-        checkup.put("stateless.request-meta", "pass", f"_meta without {META_CLIENT_CAPABILITIES}"
-                    f" refused: 400, error {INVALID_PARAMS}", [lacking.evidence])
+        checkup.put("stateless.request-meta", "pass", _("_meta without {key}"
+                    " refused: 400, error {code}").format(
+                        key=META_CLIENT_CAPABILITIES, code=INVALID_PARAMS), [lacking.evidence])
     else:
-        checkup.put("stateless.request-meta", "fail", f"_meta without "
-                    f"{META_CLIENT_CAPABILITIES} answered {lacking.status}"
-                    + (f", error {lacking.error_code}" if lacking.error_code is not None
-                       else " with a result" if isinstance(lacking.body, dict)
+        checkup.put("stateless.request-meta", "fail", _("_meta without "
+                    "{key} answered {status}").format(
+                        key=META_CLIENT_CAPABILITIES, status=lacking.status)
+                    + (_(", error {code}").format(code=lacking.error_code)
+                       if lacking.error_code is not None
+                       else _(" with a result") if isinstance(lacking.body, dict)
                        and "result" in lacking.body else "")
-                    + f" (the rule: 400, error {INVALID_PARAMS})", [lacking.evidence])
+                    + _(" (the rule: 400, error {code})").format(code=INVALID_PARAMS),
+                    [lacking.evidence])
     discovered = discover.result
     probes = {
-        "Mcp-Method: tools/list on a server/discover body": (
+        _("Mcp-Method: tools/list on a server/discover body"): (
             _discover(3), stateless_headers("tools/list")),
-        "no Mcp-Method header": (_discover(4), {"MCP-Protocol-Version": LATEST_STATELESS_VERSION}),
+        _("no Mcp-Method header"): (_discover(4),
+                                    {"MCP-Protocol-Version": LATEST_STATELESS_VERSION}),
         # A dual-era server may not take the header's legacy version at its word: "A request
         # carrying modern per-request _meta is served statelessly" (2026-07-28, versioning).
-        f"MCP-Protocol-Version: {SUPPORTED_VERSIONS[-1]} with _meta naming "
-        f"{LATEST_STATELESS_VERSION}": (_discover(5), {
+        _("MCP-Protocol-Version: {version} with _meta naming "
+          "{named}").format(version=SUPPORTED_VERSIONS[-1],
+                            named=LATEST_STATELESS_VERSION): (_discover(5), {
             **stateless_headers("server/discover"),
             "MCP-Protocol-Version": SUPPORTED_VERSIONS[-1]}),
     }
@@ -450,7 +476,7 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
                 if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         uri = uris[0] if uris else None
         if uri is not None:
-            probes[f"Mcp-Name: checkup-other on a resources/read of {uri}"] = (
+            probes[_("Mcp-Name: checkup-other on a resources/read of {uri}").format(uri=uri)] = (
                 _stateless_request(7, "resources/read", {"uri": uri}),
                 {**stateless_headers("resources/read"), "Mcp-Name": "checkup-other"})
     wrong: list[str] = []
@@ -459,12 +485,13 @@ async def _stateless(checkup: Recorder, probe: HttpProbe, discover: Answer) -> N
         answer = await probe.post(message, headers)
         evidence.append(answer.evidence)
         if answer.status != 400 or answer.error_code != HEADER_MISMATCH:
-            wrong.append(f"{what}: answered {answer.status}"
-                         + (f", error {answer.error_code}" if answer.error_code is not None
-                            else ""))
+            wrong.append(_("{what}: answered {status}").format(what=what, status=answer.status)
+                         + (_(", error {code}").format(code=answer.error_code)
+                            if answer.error_code is not None else ""))
     if wrong:
         checkup.put("stateless.header-mismatch", "fail", "; ".join(wrong)
-                    + f" (the rule: 400, error {HEADER_MISMATCH})", evidence)
+                    + _(" (the rule: 400, error {code})").format(code=HEADER_MISMATCH), evidence)
     else:
-        checkup.put("stateless.header-mismatch", "pass", f"{len(probes)} disagreeing or missing "
-                    f"headers refused: 400, error {HEADER_MISMATCH}", evidence)
+        checkup.put("stateless.header-mismatch", "pass", _("{count} disagreeing or missing "
+                    "headers refused: 400, error {code}").format(
+                        count=len(probes), code=HEADER_MISMATCH), evidence)

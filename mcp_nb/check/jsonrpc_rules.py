@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..client import ClientSession
+from ..i18n import _
 from .model import transcript_evidence as _entry
 from .recorder import Recorder
 
@@ -30,12 +31,12 @@ def judge_jsonrpc(checkup: Recorder, sessions: Sequence[tuple[str, ClientSession
     """jsonrpc.ids, jsonrpc.error-codes and jsonrpc.messages, over ``sessions`` (named)."""
     if not any(e.direction == "recv" for _, s in sessions for e in s.transcript):
         checkup.skip(["jsonrpc.ids", "jsonrpc.error-codes", "jsonrpc.messages"],
-                     "nothing was received from the server")
+                     _("nothing was received from the server"))
         return
     ids = [(n, f) for n, s in sessions for f in s.findings
            if f.rule.id in ("duplicate-response", "response-to-unknown-id")]
     checkup.put("jsonrpc.ids", "fail" if ids else "pass",
-                ids[0][1].detail if ids else "every response matched one pending request",
+                ids[0][1].detail if ids else _("every response matched one pending request"),
                 [{"session": n, "finding": f.rule.id, "message": f.evidence} for n, f in ids[:5]])
     bad, errors = [], 0
     for name, session in sessions:
@@ -48,18 +49,19 @@ def judge_jsonrpc(checkup: Recorder, sessions: Sequence[tuple[str, ClientSession
                     or (-32768 <= code < -32099 and code not in JSONRPC_PREDEFINED)):
                 bad.append(_entry(name, entry))
     if not errors:
-        checkup.skip(["jsonrpc.error-codes"], "the server answered no request with an error: "
-                     "no error code to judge")
+        checkup.skip(["jsonrpc.error-codes"], _("the server answered no request with an error: "
+                     "no error code to judge"))
     else:
         checkup.put("jsonrpc.error-codes", "fail" if bad else "pass",
-                    f"{len(bad)} error(s) with a code outside the rules" if bad else
-                    f"{errors} error(s), each code an integer in an allowed range", bad[:5])
+                    _("{count} error(s) with a code outside the rules").format(count=len(bad))
+                    if bad else _("{count} error(s), each code an integer in an allowed "
+                                  "range").format(count=errors), bad[:5])
     # The server's side only: a client-side finding is the server saying the checkup sent
     # something invalid (the batch probe does, on purpose).
     garbage = [(n, f) for n, s in sessions for f in s.findings
                if f.rule.id in ERA_MESSAGE_RULES and f.side == "server"]
     checkup.put("jsonrpc.messages", "fail" if garbage else "pass",
-                garbage[0][1].detail if garbage else "every message received was valid",
+                garbage[0][1].detail if garbage else _("every message received was valid"),
                 [{"session": n, "finding": f.rule.id, "message": f.evidence}
                  for n, f in garbage[:5]])
 

@@ -74,7 +74,7 @@ class LifecycleChecks(HandshakeFeatureChecks):
             return
         if self.new_session is None:
             self.skip(handshake_checks,
-                      "the open session speaks the stateless era (no handshake, no ping)")
+                      _("the open session speaks the stateless era (no handshake, no ping)"))
             return
         # The unknown-version session needs no other session: it starts beside the
         # handshake session instead of after its handshake (one server start less to wait).
@@ -261,14 +261,15 @@ class LifecycleChecks(HandshakeFeatureChecks):
         """lifecycle.shutdown, from how each stdio server the checkup closed took it."""
         check = "lifecycle.shutdown"
         if is_url(self.target):
-            self.skip([check], "HTTP: shutdown is closing the connections (no process to watch)")
+            self.skip([check], _("HTTP: shutdown is closing the connections (no process to "
+                                 "watch)"))
             return
         closed = [(name, session) for name, session in self.sessions
                   if session is not self.target and session.transport.kind == "stdio"
                   and any(e.kind == "stdin closed" for e in session.transport_events)]
         if not closed:
-            self.skip([check], "no stdio server was left running for the checkup to close "
-                      "(an open session is yours to close)")
+            self.skip([check], _("no stdio server was left running for the checkup to close "
+                      "(an open session is yours to close)"))
             return
 
         def evidence(name: str, session: ClientSession) -> list[dict[str, Any]]:

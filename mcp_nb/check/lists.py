@@ -116,13 +116,14 @@ class ListChecks(CheckupCore):
             if cursor is None:
                 return
             if not isinstance(cursor, str) or cursor in seen:
-                pages.append((method, f"nextCursor {cursor!r} is not a new string", []))
+                pages.append((method, _("nextCursor {cursor} is not a new string").format(
+                    cursor=repr(cursor)), []))
                 return
             seen.add(cursor)
             answer, evidence = await self.exchange(main, "main", method, {"cursor": cursor})
             if not isinstance(answer, dict):
-                pages.append((method, f"the cursor it handed out was refused: {answer}",
-                              evidence))
+                pages.append((method, _("the cursor it handed out was refused: {error}").format(
+                    error=answer), evidence))
                 return
             pages.append((method, "", evidence))
             if isinstance(answer.get(key), list):
@@ -131,14 +132,15 @@ class ListChecks(CheckupCore):
     def pagination(self, pages: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
         check = "lists.pagination"
         if not pages:
-            self.skip([check], "no list handed out a nextCursor")
+            self.skip([check], _("no list handed out a nextCursor"))
             return
         problems = [(m, p, e) for m, p, e in pages if p]
         evidence = [entry for _, _, e in (problems or pages)[:4] for entry in e]
         if problems:
             self.put(check, "fail", "; ".join(f"{m}: {p}" for m, p, _ in problems), evidence)
         else:
-            self.put(check, "pass", f"{len(pages)} further page(s) fetched by cursor", evidence)
+            self.put(check, "pass", _("{count} further page(s) fetched by cursor").format(
+                count=len(pages)), evidence)
 
     def list_changed(self) -> None:
         """lists.list-changed, over every session: what the server announced, and whether it
@@ -156,13 +158,14 @@ class ListChecks(CheckupCore):
                 if e.direction == "recv" and e.kind == "notification"
                 and (e.method or "").endswith("/list_changed")]
         if seen:
-            self.put(check, "pass", f"{len(seen)} list_changed notification(s), each for a list "
-                     "declared listChanged", seen[:5])
+            self.put(check, "pass", _("{count} list_changed notification(s), each for a list "
+                     "declared listChanged").format(count=len(seen)), seen[:5])
             return
         declared = sorted({kind for _, s in self.sessions for kind in LISTS
                            if s.capabilities.list_changed(kind)})
-        self.skip([check], (f"declared listChanged for {', '.join(declared)}, but no list "
+        self.skip([check], _("declared listChanged for {lists}, but no list "
                             "changed while the checkup ran: a list changes when the server's "
-                            "state does (a tool call, say), which the checkup does not provoke")
-                  if declared else "no list is declared listChanged and none was announced")
+                            "state does (a tool call, say), which the checkup does not provoke"
+                             ).format(lists=", ".join(declared))
+                  if declared else _("no list is declared listChanged and none was announced"))
 

@@ -54,7 +54,7 @@ def text_summary(report: Report, *, show_requests: bool = False) -> str:
                  + "".join(f", {part}" for part in [unjudged_counts(report, translated=False)]
                            if part))
     if not report.allowed_tools:
-        lines.append("no tool was called (allow some with --call-tools NAME,… or all)")
+        lines.append(_("no tool was called (allow some with --call-tools NAME,… or all)"))
     lines.append(sent_count(report.requests_sent) + (
         "" if show_requests or not report.requests_sent
         else _(" (list them with --show-requests)")))
@@ -160,7 +160,7 @@ def _evidence_html(result: Result, stable: bool) -> str:
             label = (f"{item['session']} {_LABEL_ID.sub('', str(item['label']))}" if stable
                      else f"{item['session']} #{item['seq']} {item['label']}")
         else:
-            label = f"{item.get('session')} finding {item.get('finding')}"
+            label = f"{item.get('session')} {_('finding')} {item.get('finding')}"
         detail = json.dumps(_stable_entry(item) if stable else item, indent=1,
                             ensure_ascii=False, default=repr)[:4000]
         items.append(f"<details><summary>{html.escape(label)}</summary>"

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from ..client import ClientSession
+from ..i18n import _
 from ..protocol.errors import McpError
 from .lists import capability_verdicts
 from .model import transcript_evidence as _entry
@@ -47,17 +48,17 @@ class PromptChecks(CheckupCore):
         prompts = [p for p in prompts if isinstance(p, dict) and isinstance(p.get("name"), str)]
         problems = [p for prompt in prompts for p in argument_problems(prompt)]
         if not any("arguments" in p for p in prompts):
-            self.skip(["prompts.arguments"], "no prompt declares arguments")
+            self.skip(["prompts.arguments"], _("no prompt declares arguments"))
         else:
             self.put("prompts.arguments", "fail" if problems else "pass",
-                     "; ".join(problems[:5]) or "every prompt's arguments are well-formed",
+                     "; ".join(problems[:5]) or _("every prompt's arguments are well-formed"),
                      listing)
         sample = [p for p in prompts if not argument_problems(p)][:SAMPLE]
         if not self.prompts_get:
-            self.skip(["prompts.get"], "prompts/get not sent: turned off (--no-prompts-get)")
+            self.skip(["prompts.get"], _("prompts/get not sent: turned off (--no-prompts-get)"))
             return
         if not sample:
-            self.skip(["prompts.get"], "no prompt to get")
+            self.skip(["prompts.get"], _("no prompt to get"))
             return
         answers: dict[str, Exchange] = {}
 
@@ -75,16 +76,18 @@ class PromptChecks(CheckupCore):
             evidence += entries
             if isinstance(answer, McpError):
                 # Invented argument values (SAMPLE_VALUE) may be refused: not a violation.
-                refused.append(f"{name!r} refused the checkup's arguments ({answer})")
+                refused.append(_("{name} refused the checkup's arguments ({error})").format(
+                    name=repr(name), error=answer))
                 continue
             problems += message_problems(name, answer)
         if problems:
             self.put("prompts.get", "fail", "; ".join(problems[:5]), evidence)
         elif len(refused) == len(answers):
-            self.skip(["prompts.get"], "not judged: " + "; ".join(refused)[:300])
+            self.skip(["prompts.get"], _("not judged: {why}").format(
+                why="; ".join(refused)[:300]))
         else:
-            self.put("prompts.get", "pass", f"{len(answers) - len(refused)} prompt(s) got, "
-                     "messages well-formed", evidence)
+            self.put("prompts.get", "pass", _("{count} prompt(s) got, "
+                     "messages well-formed").format(count=len(answers) - len(refused)), evidence)
 
     async def completion(self, main: ClientSession, prompts: list[Any]) -> None:
         declared = "completions" in main.capabilities.server
@@ -95,11 +98,13 @@ class PromptChecks(CheckupCore):
         capability_verdicts(self, "completions", "completion/complete", declared, answer,
                             evidence, served_errors=True)
         if not isinstance(answer, dict):
-            self.skip(["completion.result"], f"no completion result to judge ({answer})"[:300])
+            self.skip(["completion.result"], _("no completion result to judge ({error})").format(
+                error=answer)[:300])
             return
         problems = completion_problems(answer)
         self.put("completion.result", "fail" if problems else "pass",
-                 "; ".join(problems) or f"completion for {ref} well-formed", evidence)
+                 "; ".join(problems) or _("completion for {ref} well-formed").format(ref=ref),
+                 evidence)
 
     async def completion_target(self, main: ClientSession, prompts: list[Any]
                                 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -110,7 +115,7 @@ class PromptChecks(CheckupCore):
                 return ({"type": "ref/prompt", "name": prompt.get("name")},
                         {"name": arguments[0].get("name"), "value": ""})
         if "resources" in main.capabilities.server and self.template_reads:
-            answer, _ = await self.exchange(main, "main", "resources/templates/list")
+            answer, _entries = await self.exchange(main, "main", "resources/templates/list")
             for template in (answer.get("resourceTemplates") or []
                              if isinstance(answer, dict) else []):
                 text = template.get("uriTemplate") if isinstance(template, dict) else None

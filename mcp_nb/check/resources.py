@@ -20,6 +20,7 @@ import anyio
 
 from ..client import ClientSession
 from ..client.errors import ServerError
+from ..i18n import _
 from .model import transcript_evidence as _entry
 from .recorder import SAMPLE, CheckupCore, Exchange
 from .shapes import contents_problems
@@ -40,19 +41,22 @@ class ResourceChecks(CheckupCore):
         for resource in resources:
             uri = resource.get("uri") if isinstance(resource, dict) else None
             if not isinstance(uri, str):
-                problems.append(f"a resource has no string uri ({resource!r:.80})")
+                problems.append(_("a resource has no string uri ({resource})").format(
+                    resource=f"{resource!r:.80}"))
                 continue
             if (why := uri_problem(uri)) is not None:
                 problems.append(f"{uri!r} {why}")
             else:
                 readable.append(uri)
             if "mimeType" in resource and not isinstance(resource["mimeType"], str):
-                problems.append(f"{uri!r}: mimeType {resource['mimeType']!r} is not a string")
+                problems.append(_("{uri}: mimeType {mime} is not a string").format(
+                    uri=repr(uri), mime=repr(resource["mimeType"])))
         if not resources:
-            self.skip(["resources.uris"], "no resources listed")
+            self.skip(["resources.uris"], _("no resources listed"))
         else:
             self.put("resources.uris", "fail" if problems else "pass",
-                     "; ".join(problems[:5]) or f"{len(resources)} resource URI(s) valid",
+                     "; ".join(problems[:5]) or _("{count} resource URI(s) valid").format(
+                         count=len(resources)),
                      listing)
         async with anyio.create_task_group() as group:
             group.start_soon(self.reads, main, readable[:SAMPLE])
@@ -61,7 +65,7 @@ class ResourceChecks(CheckupCore):
     async def reads(self, main: ClientSession, uris: list[str]) -> None:
         check = "resources.read"
         if not uris:
-            self.skip([check], "no listed resource has a valid URI to read")
+            self.skip([check], _("no listed resource has a valid URI to read"))
             return
         answers: dict[str, Exchange] = {}
 
@@ -77,7 +81,7 @@ class ResourceChecks(CheckupCore):
             evidence += entries
             if isinstance(answer, ServerError):
                 # A listed resource may still be unreadable now (gone, access): not the shape.
-                refused.append(f"{uri} answered error {answer.code}")
+                refused.append(_("{uri} answered error {code}").format(uri=uri, code=answer.code))
                 continue
             shape, found = contents_problems(uri, answer)
             problems += shape
@@ -86,36 +90,38 @@ class ResourceChecks(CheckupCore):
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
         elif elsewhere:
-            self.put(check, "warn", "no content carries the uri read: "
-                     + ", ".join(elsewhere[:5]), evidence)
+            self.put(check, "warn", _("no content carries the uri read: {uris}").format(
+                     uris=", ".join(elsewhere[:5])), evidence)
         elif len(refused) == len(uris):
-            self.skip([check], "not judged: every read was refused (" + "; ".join(refused) + ")")
+            self.skip([check], _("not judged: every read was refused ({why})").format(
+                why="; ".join(refused)))
         else:
-            self.put(check, "pass", f"{len(uris) - len(refused)} resource(s) read, contents "
-                     "well-formed under the uri read"
+            self.put(check, "pass", _("{count} resource(s) read, contents "
+                     "well-formed under the uri read").format(count=len(uris) - len(refused))
                      + (f" ({'; '.join(refused)})" if refused else ""), evidence)
 
     async def templates(self, main: ClientSession) -> None:
         check = "resources.templates"
         answer, evidence = await self.exchange(main, "main", "resources/templates/list")
         if isinstance(answer, ServerError) and answer.code == -32601:
-            self.skip([check], "the server does not serve resources/templates/list")
+            self.skip([check], _("the server does not serve resources/templates/list"))
             return
         templates = answer.get("resourceTemplates") if isinstance(answer, dict) else None
         if not isinstance(templates, list):
-            self.put(check, "fail", f"resources/templates/list: {answer!r:.200} has no "
-                     "resourceTemplates array", evidence)
+            self.put(check, "fail", _("resources/templates/list: {answer} has no "
+                     "resourceTemplates array").format(answer=f"{answer!r:.200}"), evidence)
             return
         if not templates:
-            self.skip([check], "the server lists no resource templates")
+            self.skip([check], _("the server lists no resource templates"))
             return
         problems = []
         for template in templates:
             text = template.get("uriTemplate") if isinstance(template, dict) else None
             if not isinstance(text, str):
-                problems.append("a template has no string uriTemplate")
+                problems.append(_("a template has no string uriTemplate"))
             elif (why := template_problem(text)) is not None:
                 problems.append(f"{text!r} {why}")
         self.put(check, "fail" if problems else "pass",
-                 "; ".join(problems[:5]) or f"{len(templates)} template(s) valid RFC 6570",
+                 "; ".join(problems[:5]) or _("{count} template(s) valid RFC 6570").format(
+                     count=len(templates)),
                  evidence)

@@ -180,17 +180,18 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
             for check_id in CHECKS:
                 if not check_id.startswith(("auth.", "http.")):
                     self.results[check_id] = Result.make(
-                        CHECKS[check_id], "not-applicable", "the server asks for "
+                        CHECKS[check_id], "not-applicable", _("the server asks for "
                         "authorization (401) and the checkup holds no token: only the "
-                        "authorization metadata was checked")
+                        "authorization metadata was checked"))
         if connect_error is not None:
-            self.skip(list(CHECKS), f"the session could not connect: {connect_error}")
+            self.skip(list(CHECKS), _("the session could not connect: {error}").format(
+                error=connect_error))
         if not is_url(self.target):
             # Every check of the raw HTTP probes (http_rules: the transport's, authorization's,
             # the stateless era's over HTTP), named here without importing httpx for stdio.
             self.skip([c for c in CHECKS if c.startswith(("http.", "auth."))
                        or c in ("stateless.request-meta", "stateless.header-mismatch")],
-                      "not a Streamable HTTP target (these rules are HTTP's)")
+                      _("not a Streamable HTTP target (these rules are HTTP's)"))
         server = main.server_info
         return Report(
             target=describe(self.target) + (_(" (headers {names}: values not shown)").format(

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..client import ClientSession
 from ..client.errors import ServerError
+from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.stateless import server_info_of
 from ..protocol.versions import Era
@@ -72,19 +73,23 @@ def x_mcp_header_problems(schema: Any) -> list[str]:
     seen: dict[str, str] = {}
     for path, value, annotated, static in _annotations(schema, "", True):
         if not isinstance(value, str) or not value:
-            problems.append(f"{path}: x-mcp-header {value!r} is empty or not a string")
+            problems.append(_("{path}: x-mcp-header {value} is empty or not a string").format(
+                path=path, value=repr(value)))
             continue
         if not TOKEN.fullmatch(value):
-            problems.append(f"{path}: x-mcp-header {value!r} is not an HTTP field-name token")
+            problems.append(_("{path}: x-mcp-header {value} is not an HTTP field-name "
+                              "token").format(path=path, value=repr(value)))
         if value.lower() in seen:
-            problems.append(f"{path}: x-mcp-header {value!r} repeats {seen[value.lower()]}'s")
+            problems.append(_("{path}: x-mcp-header {value} repeats {other}'s").format(
+                path=path, value=repr(value), other=seen[value.lower()]))
         seen.setdefault(value.lower(), path)
         kind = annotated.get("type")
         if not (isinstance(kind, str) and kind in PRIMITIVE):
-            problems.append(f"{path}: x-mcp-header on a {kind} parameter (only integer, "
-                            "string, boolean)")
+            problems.append(_("{path}: x-mcp-header on a {kind} parameter (only integer, "
+                            "string, boolean)").format(path=path, kind=kind))
         if not static:
-            problems.append(f"{path}: x-mcp-header not reachable through properties alone")
+            problems.append(_("{path}: x-mcp-header not reachable through properties "
+                              "alone").format(path=path))
     return problems
 
 
@@ -92,8 +97,8 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
     """stateless.discover, stateless.discover-server-info and stateless.x-mcp-header."""
     _x_mcp_header(checkup, main)
     if main.era is not Era.STATELESS:
-        checkup.skip(DISCOVER_CHECKS, "the server does not speak the stateless era "
-                     "(2026-07-28)")
+        checkup.skip(DISCOVER_CHECKS, _("the server does not speak the stateless era "
+                     "(2026-07-28)"))
         return
     sent = {e.id for e in main.transcript if e.direction == "send" and e.kind == "request"
             and e.method == "server/discover"}
@@ -101,8 +106,8 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
                and e.kind == "response" and e.message
                and isinstance(e.message.get("result"), dict)]
     if not answers:
-        checkup.skip(DISCOVER_CHECKS, "the session settled the stateless era without a "
-                     "server/discover result to judge")
+        checkup.skip(DISCOVER_CHECKS, _("the session settled the stateless era without a "
+                     "server/discover result to judge"))
         return
     first = answers[0]
     request = [_entry("main", e) for e in main.transcript if e.direction == "send"
@@ -113,26 +118,28 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
     versions = result.get("supportedVersions")
     if not (isinstance(versions, list) and versions and all(isinstance(v, str)
                                                             for v in versions)):
-        problems.append(f"supportedVersions is {versions!r}, not a list of version strings")
+        problems.append(_("supportedVersions is {value}, not a list of version strings").format(
+            value=repr(versions)))
     if not isinstance(result.get("capabilities"), dict):
-        problems.append("capabilities is not an object")
+        problems.append(_("capabilities is not an object"))
     ttl = result.get("ttlMs")
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
-        problems.append(f"ttlMs is {ttl!r}, not a number >= 0")
+        problems.append(_("ttlMs is {value}, not a number >= 0").format(value=repr(ttl)))
     if result.get("cacheScope") not in ("public", "private"):
-        problems.append(f"cacheScope is {result.get('cacheScope')!r}, not \"public\" or "
-                        "\"private\"")
+        problems.append(_("cacheScope is {value}, not \"public\" or "
+                        "\"private\"").format(value=repr(result.get("cacheScope"))))
     checkup.put("stateless.discover", "fail" if problems else "pass",
-                "; ".join(problems) or f"supportedVersions {', '.join(versions)}, capabilities, "
-                "ttlMs and cacheScope present and typed", evidence)
+                "; ".join(problems) or _("supportedVersions {versions}, capabilities, "
+                "ttlMs and cacheScope present and typed").format(versions=", ".join(versions)),
+                evidence)
     info = server_info_of(result)
     if info is not None and all(isinstance(info.get(k), str) for k in ("name", "version")):
         checkup.put("stateless.discover-server-info", "pass",
-                    "_meta names the server (name and version)", evidence)
+                    _("_meta names the server (name and version)"), evidence)
     else:
         checkup.put("stateless.discover-server-info", "fail",
-                    "no io.modelcontextprotocol/serverInfo with name and version strings in "
-                    "server/discover's _meta", evidence)
+                    _("no io.modelcontextprotocol/serverInfo with name and version strings in "
+                    "server/discover's _meta"), evidence)
 
 
 def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
@@ -150,15 +157,15 @@ def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
                 found += [(page, f"{tool.get('name')!r}: {p}")
                           for p in x_mcp_header_problems(schema)]
     if not annotated:
-        checkup.skip([check], "no tool's inputSchema carries x-mcp-header")
+        checkup.skip([check], _("no tool's inputSchema carries x-mcp-header"))
         return
     evidence = [_entry("main", p) for p in dict.fromkeys(p for p, _ in found)] or [
         _entry("main", pages[0])]
     if found:
         checkup.put(check, "fail", "; ".join(p for _, p in found[:5]), evidence[:3])
     else:
-        checkup.put(check, "pass", f"{annotated} tool(s) annotate parameters with valid "
-                    "x-mcp-header names", evidence[:3])
+        checkup.put(check, "pass", _("{count} tool(s) annotate parameters with valid "
+                    "x-mcp-header names").format(count=annotated), evidence[:3])
 
 
 async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
@@ -166,7 +173,7 @@ async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
     stateless.result-type (over every result the main session received)."""
     checks = ["stateless.unsupported-version", "stateless.result-type"]
     if main.era is not Era.STATELESS:
-        checkup.skip(checks, "the server does not speak the stateless era (2026-07-28)")
+        checkup.skip(checks, _("the server does not speak the stateless era (2026-07-28)"))
         return
     start = main.transcript.next_seq
     answer: Any
@@ -185,15 +192,18 @@ async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
                                                                     dict) else None
         if isinstance(supported, list) and supported and all(
                 isinstance(v, str) for v in supported):
-            checkup.put(check, "pass", f"-32022 listing {', '.join(supported)}", evidence)
+            checkup.put(check, "pass", _("-32022 listing {versions}").format(
+                versions=", ".join(supported)), evidence)
         else:
-            checkup.put(check, "fail", "-32022 without data.supported (a list of versions)",
+            checkup.put(check, "fail", _("-32022 without data.supported (a list of versions)"),
                         evidence)
     elif isinstance(answer, ServerError):
-        checkup.put(check, "fail", f"answered error {answer.code}, not -32022", evidence)
+        checkup.put(check, "fail", _("answered error {code}, not -32022").format(
+            code=answer.code), evidence)
     else:
-        checkup.put(check, "fail", f"version {UNKNOWN_STATELESS_VERSION} was served: "
-                    f"{type(answer).__name__}", evidence)
+        checkup.put(check, "fail", _("version {version} was served: "
+                    "{answer}").format(version=UNKNOWN_STATELESS_VERSION,
+                                       answer=type(answer).__name__), evidence)
     missing = [_entry("main", e) for e in main.transcript
                if e.direction == "recv" and e.kind == "response" and e.message
                and isinstance(e.message.get("result"), dict)
@@ -201,8 +211,9 @@ async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
     results = sum(1 for e in main.transcript if e.direction == "recv" and e.kind == "response"
                   and e.message and isinstance(e.message.get("result"), dict))
     if not results:
-        checkup.skip(["stateless.result-type"], "no result was received to judge")
+        checkup.skip(["stateless.result-type"], _("no result was received to judge"))
         return
     checkup.put("stateless.result-type", "fail" if missing else "pass",
-                f"{len(missing)} result(s) without resultType" if missing else
-                f"all {results} result(s) carried resultType", missing[:5])
+                _("{count} result(s) without resultType").format(count=len(missing))
+                if missing else _("all {count} result(s) carried resultType").format(
+                    count=results), missing[:5])

@@ -71,9 +71,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> Mapping[s
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from None
+        raise ConfigError(_("cannot read {path}: {error}").format(path=path, error=exc)) from None
     if not isinstance(document, Mapping):
-        raise ConfigError(f"{path} is not a JSON object with \"mcpServers\"")
+        raise ConfigError(_("{path} is not a JSON object with \"mcpServers\"").format(path=path))
     return document
 
 
@@ -81,28 +81,31 @@ def server_entry(config: Mapping[str, Any], name: str | None) -> ServerEntry:
     """The entry ``name`` of ``config["mcpServers"]`` (the only one when ``name`` is None)."""
     servers = config.get("mcpServers")
     if not isinstance(servers, Mapping):
-        raise ConfigError("the config has no \"mcpServers\" object")
+        raise ConfigError(_("the config has no \"mcpServers\" object"))
     if name is None:
         if len(servers) != 1:
-            raise ConfigError(f"the config has {len(servers)} servers ({', '.join(servers)}); "
-                              "name one")
+            raise ConfigError(_("the config has {count} servers ({names}); "
+                              "name one").format(count=len(servers), names=", ".join(servers)))
         name = str(next(iter(servers)))
     if name not in servers:
-        raise ConfigError(f"the config has no server {name!r}; it has {', '.join(servers)}")
+        raise ConfigError(_("the config has no server {name}; it has {names}").format(
+            name=repr(name), names=", ".join(servers)))
     entry = servers[name]
     if not isinstance(entry, Mapping) or not ("command" in entry or "url" in entry):
-        raise ConfigError(f"server {name!r} needs a \"command\" (or a \"url\")")
+        raise ConfigError(_("server {name} needs a \"command\" (or a \"url\")").format(
+            name=repr(name)))
     if "auth" in entry:
-        raise ConfigError(f"server {name!r} has \"auth\": the checkup runs no authorization "
+        raise ConfigError(_("server {name} has \"auth\": the checkup runs no authorization "
                           "flow; connect to it (%mcp connect NAME --config FILE) and check "
-                          "the open session (%mcp check --session NAME)")
+                          "the open session (%mcp check --session NAME)").format(name=repr(name)))
     if "url" in entry:
         return ServerEntry(name, url=str(entry["url"]), headers={
             str(k): str(v) for k, v in (entry.get("headers") or {}).items()})
     args = entry.get("args") or []
     if not isinstance(entry["command"], str) or not isinstance(args, Sequence) \
             or isinstance(args, str):
-        raise ConfigError(f"server {name!r}: \"command\" is a string and \"args\" a list")
+        raise ConfigError(_("server {name}: \"command\" is a string and \"args\" a "
+                            "list").format(name=repr(name)))
     return ServerEntry(name, command=[entry["command"], *map(str, args)],
                        env={str(k): str(v) for k, v in (entry.get("env") or {}).items()},
                        cwd=None if entry.get("cwd") is None else str(entry["cwd"]))

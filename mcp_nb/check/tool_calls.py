@@ -25,6 +25,7 @@ import anyio
 
 from ..client import ClientSession
 from ..client.errors import ServerError
+from ..i18n import _
 from ..protocol.envelope import Notification
 from ..protocol.errors import McpError
 from ..protocol.versions import Era
@@ -72,8 +73,8 @@ class ToolCallChecks(CheckupCore):
         allowed = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)
                    and (self.call_all or t["name"] in self.allowed)]
         if not allowed:
-            self.skip(TOOL_CALL_CHECKS, "no call allowed (--call-tools)" if not (
-                self.call_all or self.allowed) else "no listed tool is among those allowed")
+            self.skip(TOOL_CALL_CHECKS, _("no call allowed (--call-tools)") if not (
+                self.call_all or self.allowed) else _("no listed tool is among those allowed"))
             return
         calls = [(_CallRecord(t["name"]), args) for t in allowed
                  if (args := arguments_for(t.get("inputSchema") or {})) is not None]
@@ -118,32 +119,39 @@ class ToolCallChecks(CheckupCore):
         if not evidence:
             # Our own client refused to send it (the server declared no tools, say):
             # nothing reached the server, so there is nothing to judge.
-            self.skip([check, "tools.input-errors"], f"tools/call was not sent: {answer}")
+            self.skip([check, "tools.input-errors"], _("tools/call was not sent: {why}").format(
+                why=answer))
             return
         if isinstance(answer, ServerError):
-            self.put(check, "pass", f"{unknown!r} refused with error {answer.code}", evidence)
+            self.put(check, "pass", _("{tool} refused with error {code}").format(
+                tool=repr(unknown), code=answer.code), evidence)
         elif isinstance(answer, dict):
-            self.put(check, "fail", f"{unknown!r}, a tool the server does not list, got a "
-                     f"result (isError {answer.get('isError')!r}), not a JSON-RPC error",
+            self.put(check, "fail", _("{tool}, a tool the server does not list, got a "
+                     "result (isError {is_error}), not a JSON-RPC error").format(
+                         tool=repr(unknown), is_error=repr(answer.get("isError"))),
                      evidence)
         else:
             self.put(check, "fail", f"{unknown!r}: {answer}", evidence)
         check = "tools.input-errors"
         target = next((t for t in allowed if _required_names(t)), None)
         if target is None:
-            self.skip([check], "no allowed tool has a required argument to leave out")
+            self.skip([check], _("no allowed tool has a required argument to leave out"))
             return
         answer, evidence = await self.exchange(main, "main", "tools/call",
                                                {"name": target["name"], "arguments": {}})
         missing = ", ".join(_required_names(target))
-        called = f"{target['name']!r} called without its required {missing}"
+        called = _("{tool} called without its required {missing}").format(
+            tool=repr(target["name"]), missing=missing)
         if isinstance(answer, dict) and answer.get("isError") is True:
-            self.put(check, "pass", f"{called}: a result with isError: true", evidence)
+            self.put(check, "pass", _("{called}: a result with isError: true").format(
+                called=called), evidence)
         elif isinstance(answer, dict):
-            self.put(check, "fail", f"{called}: a result without isError: true", evidence)
+            self.put(check, "fail", _("{called}: a result without isError: true").format(
+                called=called), evidence)
         elif isinstance(answer, ServerError):
-            self.put(check, "fail", f"{called}: JSON-RPC error {answer.code}, not a result with "
-                     "isError: true (which lets a model correct itself)", evidence)
+            self.put(check, "fail", _("{called}: JSON-RPC error {code}, not a result with "
+                     "isError: true (which lets a model correct itself)").format(
+                         called=called, code=answer.code), evidence)
         else:
             self.put(check, "fail", f"{called}: {answer}", evidence)
 
@@ -227,14 +235,17 @@ class ToolCallChecks(CheckupCore):
         for record in reporting:
             values = record.progress
             if not all(is_number(v) for v in values):
-                problems.append((record, f"{record.tool!r}: progress {values!r} not numbers"))
+                problems.append((record, _("{tool}: progress {values} not numbers").format(
+                    tool=repr(record.tool), values=repr(values))))
             elif any(b <= a for a, b in itertools.pairwise(values)):
-                problems.append((record, f"{record.tool!r}: progress {values!r} does not "
-                                 "increase with each notification"))
+                problems.append((record, _("{tool}: progress {values} does not "
+                                 "increase with each notification").format(
+                                     tool=repr(record.tool), values=repr(values))))
         if foreign:
-            problems.append((None, f"progress for token(s) "
-                             f"{sorted({repr(p.get('progressToken')) for p in foreign})} that no "
-                             "call of the checkup carried"))
+            problems.append((None, _("progress for token(s) "
+                             "{tokens} that no "
+                             "call of the checkup carried").format(
+                                 tokens=sorted({repr(p.get("progressToken")) for p in foreign}))))
         if problems:
             evidence = [e for r, _ in problems if r is not None for e in evidence_of(r)]
             evidence += [{"session": "main", "finding": "progress-unknown-token", "message": p}
@@ -242,24 +253,25 @@ class ToolCallChecks(CheckupCore):
             self.put("tools.progress", "fail", "; ".join(p for _, p in problems), evidence)
         elif reporting:
             self.put("tools.progress", "pass", "; ".join(
-                f"{r.tool!r}: {len(r.progress)} notification(s) under its token, increasing"
+                _("{tool}: {count} notification(s) under its token, increasing").format(
+                    tool=repr(r.tool), count=len(r.progress))
                 for r in reporting), [e for r in reporting for e in evidence_of(r)])
         else:
-            self.skip(["tools.progress"], "no allowed tool reported progress when called with "
-                      "a progressToken")
+            self.skip(["tools.progress"], _("no allowed tool reported progress when called with "
+                      "a progressToken"))
         cancelled = [r for r in records if r.cancelled_at is not None]
         if not cancelled:
-            self.skip(["tools.cancellation"], "no allowed call was still running (reporting "
-                      "progress) to be cancelled")
+            self.skip(["tools.cancellation"], _("no allowed call was still running (reporting "
+                      "progress) to be cancelled"))
             return
         if main.era is Era.STATELESS and main.transport.kind != "stdio":
             # 2026-07-28 basic/patterns/cancellation: over Streamable HTTP "closing the SSE
             # response stream is the cancellation signal", and our client closes it; an
             # answer read before the close is the race the spec allows, and none can come
             # after it. There is no notification whose handling could be judged.
-            self.skip(["tools.cancellation"], "stateless era over Streamable HTTP: the client "
+            self.skip(["tools.cancellation"], _("stateless era over Streamable HTTP: the client "
                       "cancels by closing the request's response stream, so no answer can "
-                      "follow the cancel (nothing for the server to get wrong)")
+                      "follow the cancel (nothing for the server to get wrong)"))
             return
         late = [r for r in cancelled if self.answered_after_ping(main, r)]
         crossed = [r for r in cancelled if r not in late and self.answered(main, r.ids[0])]
@@ -269,20 +281,21 @@ class ToolCallChecks(CheckupCore):
             # ping's may have been sent before the cancel arrived. Only stdio's one pipe
             # orders the two, and only there is a late answer evidence.
             self.skip(["tools.cancellation"], "; ".join(
-                f"{r.tool!r} answered after a ping sent behind the cancel, but on another "
+                _("{tool} answered after a ping sent behind the cancel, but on another "
                 "HTTP stream, which keeps no order with the ping's: whether it was sent after "
-                "the cancel cannot be told" for r in late))
+                "the cancel cannot be told").format(tool=repr(r.tool)) for r in late))
         elif late:
             self.put("tools.cancellation", "fail", "; ".join(
-                f"{r.tool!r} answered after notifications/cancelled (and after a ping sent "
-                "behind it was answered)" for r in late),
+                _("{tool} answered after notifications/cancelled (and after a ping sent "
+                "behind it was answered)").format(tool=repr(r.tool)) for r in late),
                 [e for r in late for e in evidence_of(r)])
         elif crossed == cancelled:
             self.skip(["tools.cancellation"], "; ".join(
-                f"{r.tool!r} answered before a ping sent behind the cancel was: the answer "
-                "crossed the cancel on the wire, which the spec allows" for r in crossed))
+                _("{tool} answered before a ping sent behind the cancel was: the answer "
+                "crossed the cancel on the wire, which the spec allows").format(
+                    tool=repr(r.tool)) for r in crossed))
         else:
             self.put("tools.cancellation", "pass", "; ".join(
-                f"{r.tool!r} cancelled at its second progress: no answer followed"
-                for r in cancelled if r not in crossed),
+                _("{tool} cancelled at its second progress: no answer followed").format(
+                    tool=repr(r.tool)) for r in cancelled if r not in crossed),
                 [e for r in cancelled if r not in crossed for e in evidence_of(r)])

@@ -17,9 +17,10 @@ import re
 from typing import Any
 
 from ..client import ClientSession
+from ..i18n import _
 from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
-from .shapes import schema_problem
+from .shapes import conformance_problem, schema_problem
 from .tool_calls import ToolCallChecks, arguments_for
 
 #: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
@@ -43,7 +44,7 @@ class ToolChecks(ToolCallChecks):
         junk = [t for t in tools if not isinstance(t, dict)]
         tools = [t for t in tools if isinstance(t, dict)]
         if not tools and not junk:
-            self.skip(TOOL_LIST_CHECKS, "tools/list answered no tools")
+            self.skip(TOOL_LIST_CHECKS, _("tools/list answered no tools"))
             await self.tool_calls(main, tools)
             return
         names = [t.get("name") for t in tools]
@@ -51,37 +52,45 @@ class ToolChecks(ToolCallChecks):
         dupes = sorted({n for n in names if isinstance(n, str) and names.count(n) > 1})
         if bad or dupes or junk:
             self.put("tools.names", "fail", "; ".join(
-                [f"a listed tool is {type(t).__name__}, not an object" for t in junk[:5]]
-                + [f"name {n!r} breaks the naming rules" for n in bad[:5]]
-                + [f"name {n!r} is not unique" for n in dupes[:5]]), evidence)
+                [_("a listed tool is {kind}, not an object").format(kind=type(t).__name__)
+                 for t in junk[:5]]
+                + [_("name {name} breaks the naming rules").format(name=repr(n)) for n in bad[:5]]
+                + [_("name {name} is not unique").format(name=repr(n)) for n in dupes[:5]]),
+                evidence)
         else:
-            self.put("tools.names", "pass", f"{len(names)} tool name(s) follow the rules",
-                     evidence)
+            self.put("tools.names", "pass", _("{count} tool name(s) follow the rules").format(
+                count=len(names)), evidence)
         problems = [f"{t.get('name')!r}: inputSchema {p}" for t in tools
                     if (p := schema_problem(t.get("inputSchema")))]
         # "MUST be a valid JSON Schema object": a type other than "object" is the schema's
         # (Tool.inputSchema.type: "object"), no sentence's, so on its own it only warns.
-        typed = [p for p in problems if "has type" in p]
-        self.put("tools.input-schema", "warn" if problems == typed and typed else
+        typed = [t for t in tools if isinstance(t.get("inputSchema"), dict)
+                 and t["inputSchema"].get("type") != "object"]
+        self.put("tools.input-schema", "warn" if len(problems) == len(typed) and typed else
                  "fail" if problems else "pass",
-                 "; ".join(problems[:5]) + (" (type \"object\" is the schema's)" if typed else "")
-                 or f"{len(tools)} inputSchema(s) valid", evidence)
+                 "; ".join(problems[:5]) + (_(" (type \"object\" is the schema's)") if typed
+                                            else "")
+                 or _("{count} inputSchema(s) valid").format(count=len(tools)), evidence)
         annotated = [t for t in tools if "annotations" in t]
         if not annotated:
-            self.skip(["tools.annotations"], "no tool has annotations")
+            self.skip(["tools.annotations"], _("no tool has annotations"))
         else:
             problems = []
             for tool in annotated:
                 notes = tool["annotations"]
                 if not isinstance(notes, dict):
-                    problems.append(f"{tool.get('name')!r}: annotations is not an object")
+                    problems.append(_("{tool}: annotations is not an object").format(
+                        tool=repr(tool.get("name"))))
                     continue
-                problems += [f"{tool.get('name')!r}: {hint} is not a boolean" for hint in HINTS
+                problems += [_("{tool}: {hint} is not a boolean").format(
+                                 tool=repr(tool.get("name")), hint=hint) for hint in HINTS
                              if hint in notes and not isinstance(notes[hint], bool)]
                 if "title" in notes and not isinstance(notes["title"], str):
-                    problems.append(f"{tool.get('name')!r}: title is not a string")
+                    problems.append(_("{tool}: title is not a string").format(
+                        tool=repr(tool.get("name"))))
             self.put("tools.annotations", "fail" if problems else "pass",
-                     "; ".join(problems[:5]) or f"{len(annotated)} tool(s) annotated well",
+                     "; ".join(problems[:5]) or _("{count} tool(s) annotated well").format(
+                         count=len(annotated)),
                      evidence)
         await self.output_schemas(main, tools, evidence)
         await self.tool_calls(main, tools)
@@ -91,7 +100,7 @@ class ToolChecks(ToolCallChecks):
         check = "tools.output-schema"
         typed = [t for t in tools if "outputSchema" in t]
         if not typed:
-            self.skip([check], "no tool declares an outputSchema")
+            self.skip([check], _("no tool declares an outputSchema"))
             return
         problems = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
                     if (p := schema_problem(t.get("outputSchema")))]
@@ -106,21 +115,23 @@ class ToolChecks(ToolCallChecks):
         for tool in callable_:
             arguments = arguments_for(tool.get("inputSchema") or {})
             if arguments is None:
-                notes.append(f"{tool['name']!r} not called: needs arguments the checkup "
-                             "cannot invent")
+                notes.append(_("{tool} not called: needs arguments the checkup "
+                             "cannot invent").format(tool=repr(tool["name"])))
                 continue
             answer, entries = await self.exchange(main, "main", "tools/call",
                                                   {"name": tool["name"], "arguments": arguments})
             calls += entries
             if not isinstance(answer, dict) or answer.get("isError"):
-                failure = (f"error {answer}" if not isinstance(answer, dict)
-                           else "a result with isError: true")
-                notes.append(f"{tool['name']!r} called, but it answered {failure:.160}, so "
-                             "nothing to compare")
+                failure = (_("error {error}").format(error=answer) if not isinstance(answer, dict)
+                           else _("a result with isError: true"))
+                notes.append(_("{tool} called, but it answered {failure}, so "
+                             "nothing to compare").format(tool=repr(tool["name"]),
+                                                          failure=failure[:160]))
                 continue
             structured = answer.get("structuredContent")
             if structured is None:
-                problems.append(f"{tool['name']!r} returned no structuredContent")
+                problems.append(_("{tool} returned no structuredContent").format(
+                    tool=repr(tool["name"])))
                 continue
             compared += 1
             schema = tool["outputSchema"]
@@ -133,23 +144,27 @@ class ToolChecks(ToolCallChecks):
                 error = next(iter(validator.iter_errors(structured)), None)
             except (Unresolvable, RecursionError) as exc:
                 # A $ref that resolves nowhere, or one that loops: the schema's fault.
-                problems.append(f"{tool['name']!r}: outputSchema cannot be applied: "
-                                f"{type(exc).__name__}: {str(exc)[:200]}")
+                problems.append(_("{tool}: outputSchema cannot be applied: "
+                                "{error}").format(tool=repr(tool["name"]),
+                                                  error=f"{type(exc).__name__}: {str(exc)[:200]}"))
                 continue
             if error is not None:
-                problems.append(f"{tool['name']!r}: structuredContent does not conform: "
-                                f"{error.message}")
+                problems.append(_("{tool}: structuredContent does not conform: "
+                                "{error}").format(tool=repr(tool["name"]),
+                                                  error=conformance_problem(error)))
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), calls or evidence)
         elif calls and not compared:
             # Called, but no call gave a result to compare: nothing conformed or failed to.
-            self.skip([check], f"{len(typed)} outputSchema(s) valid, but no structuredContent "
-                      "was compared: " + "; ".join(notes))
+            self.skip([check], _("{count} outputSchema(s) valid, but no structuredContent "
+                      "was compared: {notes}").format(count=len(typed), notes="; ".join(notes)))
         elif calls:
-            self.put(check, "pass", f"schemas valid; structuredContent of {compared} call(s) "
-                     "conforms" + (f" ({'; '.join(notes)})" if notes else ""), calls)
+            self.put(check, "pass", _("schemas valid; structuredContent of {count} call(s) "
+                     "conforms").format(count=compared)
+                     + (f" ({'; '.join(notes)})" if notes else ""), calls)
         else:
-            self.put(check, "pass", f"{len(typed)} outputSchema(s) valid; structuredContent "
-                     "not checked: " + ("; ".join(notes) if notes else
-                                        "no call allowed (--call-tools)"), evidence)
+            self.put(check, "pass", _("{count} outputSchema(s) valid; structuredContent "
+                     "not checked: {why}").format(count=len(typed), why="; ".join(notes) if notes
+                                                  else _("no call allowed (--call-tools)")),
+                     evidence)
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from ..i18n import _
+
 #: RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 #: unreserved / reserved (gen-delims and sub-delims) / "%" (checked apart as pct-encoded).
@@ -44,12 +46,12 @@ _LITERAL_BANNED = re.compile(r"[\x00-\x20\x7f\"'<>\\^`{|}]")
 def uri_problem(uri: str) -> str | None:
     """Why ``uri`` is not an RFC 3986 URI (None if it is): a scheme, then allowed characters."""
     if not _SCHEME.match(uri):
-        return "has no scheme (RFC 3986: scheme \":\" hier-part)"
+        return _("has no scheme (RFC 3986: scheme \":\" hier-part)")
     for char in uri:
         if not _URI_CHARS.fullmatch(char):
-            return f"has a character RFC 3986 does not allow: {char!r}"
+            return _("has a character RFC 3986 does not allow: {char}").format(char=repr(char))
     if _PCT.search(uri):
-        return "has a '%' not followed by two hex digits"
+        return _("has a '%' not followed by two hex digits")
     return None
 
 
@@ -60,17 +62,19 @@ def template_problem(template: str) -> str | None:
         opening = template.find("{", position)
         literal = template[position:] if opening < 0 else template[position:opening]
         if (bad := _LITERAL_BANNED.search(literal)) is not None:
-            return f"has a character a literal may not hold: {bad.group()!r}"
+            return _("has a character a literal may not hold: {char}").format(
+                char=repr(bad.group()))
         if _PCT.search(literal):
-            return "has a '%' not followed by two hex digits"
+            return _("has a '%' not followed by two hex digits")
         if opening < 0:
             return None
         closing = template.find("}", opening)
         if closing < 0:
-            return "has an expression that is never closed"
+            return _("has an expression that is never closed")
         expression = template[opening + 1:closing]
         if not _EXPRESSION.fullmatch(expression):
-            return f"has an expression RFC 6570 does not allow: {{{expression}}}"
+            return _("has an expression RFC 6570 does not allow: {{{expression}}}").format(
+                expression=expression)
         position = closing + 1
     return None
 

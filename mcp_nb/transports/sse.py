@@ -96,9 +96,12 @@ class SseTransport(HttpTransportBase):
         if not response.is_success or content_type(response) != EVENT_STREAM:
             body = excerpt(await self._reader.body(response, None) or b"")
             raise HttpStatusError(
-                f"GET {self.url} answered {response.status_code} {response.reason_phrase} "
-                f"({content_type(response) or 'no content type'}), not an SSE stream: "
-                f"{body or '(empty body)'}", status_code=response.status_code)
+                _("GET {url} answered {status} {reason} ({kind}), not an SSE stream: "
+                  "{body}").format(url=self.url, status=response.status_code,
+                                   reason=response.reason_phrase,
+                                   kind=content_type(response) or _("no content type"),
+                                   body=body or _("(empty body)")),
+                status_code=response.status_code)
         async with contextlib.aclosing(self._reader.events(response)) as events:
             async for event in events:
                 yield event
