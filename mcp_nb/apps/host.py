@@ -64,7 +64,8 @@ FORWARDED = frozenset({"tools/call", "resources/read"})
 #: What the host's page (the sandbox proxy) reports about the App, never forwarded from it:
 #: the proxy drops every ``ui/notifications/sandbox-*`` message the View posts.
 PAGE_RECORDS = {
-    "ui/notifications/sandbox-refused": "the host's page refused App messages (never forwarded)",
+    "ui/notifications/sandbox-message-refused":
+        "the host's page refused App messages (never forwarded)",
     "ui/notifications/sandbox-csp-violation": "a CSP violation in the App, reported by the page",
 }
 #: Link schemes ``ui/open-link`` may offer (no javascript:, data:, file: …).
@@ -452,8 +453,7 @@ class AppHost:
             return [Show("log", params)]
         if method in PAGE_RECORDS:  # the host's own page speaking (see PAGE_RECORDS)
             self._log("app→host", message, PAGE_RECORDS[method])
-            return [Show("csp-violation" if method.endswith("violation") else "page-refused",
-                         params)]
+            return [Show(method.rsplit("sandbox-", 1)[1], params)]
         self._log("app→host", message, "notification not handled by this host: ignored")
         return []
 

@@ -149,7 +149,7 @@ class AppView(AppHosting, _Described, w.VBox):
                 mode=render.esc(mode))
         elif action.kind == "waiting":
             note = f'<span class="finding">{render.esc(data.get("text"))}</span>'
-        elif action.kind in ("ask-fullscreen", "csp-violation", "page-refused"):
+        elif action.kind in ("ask-fullscreen", "csp-violation", "message-refused"):
             note = self._guard_note(action)
         else:
             note = '<span class="finding">' + render.esc(_("refused {method}: {reason}").format(

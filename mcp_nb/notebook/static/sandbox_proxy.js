@@ -15,7 +15,7 @@
 //   - ui/notifications/size-changed is coalesced: at most one per SIZE_EVERY_MS;
 //   - a message over MAX_MESSAGE_BYTES, or over the rate (RATE_BURST, then RATE_PER_S),
 //     never reaches the kernel: a request gets a JSON-RPC error from here, and the host
-//     gets a small ui/notifications/sandbox-refused record instead;
+//     gets a small ui/notifications/sandbox-message-refused record instead;
 //   - CSP violations (the View's, reported by its guard, and this document's own) go to
 //     the host as ui/notifications/sandbox-csp-violation, within the same rate.
 (() => {
@@ -56,7 +56,7 @@
       setTimeout(() => {
         const said = over;
         over = null;
-        note("ui/notifications/sandbox-refused", { reason: "rate", dropped: said.dropped,
+        note("ui/notifications/sandbox-message-refused", { reason: "rate", dropped: said.dropped,
           requests: said.requests, methods: said.methods,
           limit: `${RATE_BURST} at once, then ${RATE_PER_S}/s` });
       }, 1000);
@@ -102,7 +102,7 @@
         toView({ jsonrpc: "2.0", id: data.id, error: { code: REFUSED, message:
           `refused by the host's page: ${size} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit` } });
       }
-      note("ui/notifications/sandbox-refused", { reason: "size", size,
+      note("ui/notifications/sandbox-message-refused", { reason: "size", size,
         limit: MAX_MESSAGE_BYTES, method, id, answered: answerable(data) });
       return;
     }
