@@ -272,8 +272,14 @@ def describe_policy(policy: SandboxPolicy) -> list[str]:
         # Security: the host SHOULD warn users when the UI requires external domain access.
         lines.append(_("warning: this App may reach {origins}").format(
             origins=", ".join(reached)))
+    # What the CSP cannot say: the host's page blocks it (docs/apps.md, "What the CSP does
+    # not cover"), and where it cannot reach.
+    lines.append(_("WebRTC: blocked by the host's script in the App's document (no CSP "
+                   "directive covers it in Chromium)") + (_("; pages of the declared frame "
+                   "domains are out of its reach") if policy.approved.get("frameDomains")
+                   else ""))
     if policy.allow:
-        lines.append(f"allow: {policy.allow}")
+        lines.append(_("allow (after your click): {allow}").format(allow=policy.allow))
     for value, reason in (*policy.refused, *policy.withheld):
         lines.append(_("dropped {value}: {reason}").format(value=value, reason=reason))
     return lines
