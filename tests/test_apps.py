@@ -397,11 +397,19 @@ def test_display_mode_follows_what_the_view_declared() -> None:
     assert answer["result"] == {"mode": "inline"}  # not declared: the current mode
     other, _ = _host()
     _initialized(other, availableDisplayModes=["inline", "fullscreen"])
+    # Fullscreen waits for the person: the current mode now, a button in the cell …
     actions = other.receive(_request(16, "ui/request-display-mode", mode="fullscreen"))
-    assert _sent(actions)[0]["result"] == {"mode": "fullscreen"}
-    assert _sent(actions)[1] == {"jsonrpc": "2.0",
-                                 "method": "ui/notifications/host-context-changed",
-                                 "params": {"displayMode": "fullscreen"}}
+    assert _sent(actions)[0]["result"] == {"mode": "inline"}
+    assert Show("ask-fullscreen", {}) in actions
+    # … whose click switches the View, which is told so.
+    granted = other.grant_fullscreen()
+    assert _sent(granted) == [{"jsonrpc": "2.0",
+                               "method": "ui/notifications/host-context-changed",
+                               "params": {"displayMode": "fullscreen"}}]
+    back = other.receive(_request(18, "ui/request-display-mode", mode="inline"))
+    assert _sent(back)[0]["result"] == {"mode": "inline"}
+    again = other.receive(_request(19, "ui/request-display-mode", mode="fullscreen"))
+    assert _sent(again)[0]["result"] == {"mode": "fullscreen"}  # agreed once, for this View
     pip, _ = _host()
     _initialized(pip)
     assert _sent(pip.receive(_request(17, "ui/request-display-mode", mode="pip")))[0][

@@ -12,6 +12,10 @@ What the specification asks of the host (2026-01-26), requirement levels kept ap
   is not a plain origin — a bare ``*``, a scheme alone, a CSP keyword, anything with
   ``;`` or a quote that would smuggle in a directive — is dropped and reported, never
   passed through);
+* this host further withholds three kinds of declared origin an App has no business
+  reaching (:func:`withheld_reason`): the notebook server's own origin (the App could
+  talk to Jupyter's REST API and kernels), a port wildcard (``http://127.0.0.1:*``: every
+  service on that host) and a wildcard over a whole top-level domain (``https://*.com``);
 * the sandbox MUST use ``frame-src 'none'`` unless ``frameDomains`` is given,
   ``base-uri 'self'`` unless ``baseUriDomains`` is given, and block ``object-src``;
 * MAY honour ``permissions`` through the iframe's ``allow`` attribute (this host does,
@@ -87,12 +91,16 @@ class SandboxPolicy:
     #: Declared domains kept, by ``_meta.ui.csp`` key (what ``hostCapabilities.sandbox``
     #: reports as approved).
     approved: Mapping[str, tuple[str, ...]]
-    #: Declared values dropped, each with the reason (shown in the cell).
+    #: Declared values dropped, each with the reason (shown in the cell): values that are
+    #: not origins at all (what a server must not declare; the checkup warns of these).
     refused: tuple[tuple[str, str], ...]
     #: Permissions granted, as ``_meta.ui.permissions`` keys.
     permissions: tuple[str, ...]
     #: True when the resource declared no ``ui.csp`` (the spec's default applies).
     default: bool
+    #: Declared origins this host withholds although they are origins (the notebook's own,
+    #: port wildcards, TLD-wide wildcards), each with the reason (shown with ``refused``).
+    withheld: tuple[tuple[str, str], ...] = ()
 
     def directives(self) -> list[tuple[str, str]]:
         """The policy as (directive, sources) pairs, for tables."""
@@ -104,7 +112,74 @@ class SandboxPolicy:
         return pairs
 
 
-def _origins(key: str, value: Any, refused: list[tuple[str, str]]) -> tuple[str, ...]:
+#: Second-level labels under which a country code's registrations sit (co.uk, com.au …):
+#: without the Public Suffix List, ``*.co.uk`` is recognised as TLD-wide by these.
+_SHARED_SECOND_LEVELS = frozenset({"co", "com", "net", "org", "gov", "edu", "ac", "or", "ne",
+                                   "go", "mil", "nic", "ltd", "plc", "gob"})
+#: Names of the machine itself: an origin on one of them is an origin on all of them.
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "[::1]", "0.0.0.0", "::1"})
+_DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
+
+
+def _split_origin(value: str) -> tuple[str, str, str | None]:
+    """(scheme, host, port or None) of a declared origin that already matched _ORIGIN."""
+    scheme, _, rest = value.partition("://")
+    authority = rest.split("/", 1)[0]
+    host, colon, port = authority.rpartition(":")
+    return (scheme.lower(), host.lower(), port) if colon else (
+        scheme.lower(), authority.lower(), None)
+
+
+def _covers(declared: str, origin: str) -> bool:
+    """Whether a CSP source ``declared`` lets the page reach ``origin`` (scheme://host:port).
+
+    Schemes are not compared (CSP upgrades http: to https: and ws: to wss:, and Jupyter
+    serves its kernels' websockets on its own origin); loopback names count as one host.
+    """
+    _d_scheme, d_host, d_port = _split_origin(declared)
+    o_scheme, o_host, o_port = _split_origin(origin)
+    o_number = int(o_port) if o_port else _DEFAULT_PORTS.get(o_scheme)
+    if d_port == "*":
+        port_ok = True
+    elif d_port is None:
+        port_ok = o_number in (80, 443)
+    else:
+        port_ok = int(d_port) == o_number
+    if d_host.startswith("*."):
+        host_ok = o_host.endswith(d_host[1:])
+    else:
+        host_ok = d_host == o_host or {d_host, o_host} <= _LOOPBACK
+    return host_ok and port_ok
+
+
+def withheld_reason(value: str, host_origins: tuple[str, ...] = ()) -> str | None:
+    """Why this host withholds the declared origin ``value`` (None: it is kept).
+
+    >>> withheld_reason("http://127.0.0.1:*")
+    'a port wildcard reaches every service on 127.0.0.1'
+    >>> withheld_reason("https://*.com")
+    'a wildcard over the whole .com domain is no declared domain'
+    >>> withheld_reason("http://localhost:8888", ("http://127.0.0.1:8888",)) is not None
+    True
+    """
+    _scheme, host, port = _split_origin(value)
+    if port == "*":
+        return _("a port wildcard reaches every service on {host}").format(host=host)
+    if host.startswith("*."):
+        labels = host[2:].split(".")
+        if len(labels) == 1 or (len(labels) == 2 and len(labels[1]) == 2
+                                and labels[0] in _SHARED_SECOND_LEVELS):
+            return _("a wildcard over the whole .{suffix} domain is no declared domain").format(
+                suffix=host[2:])
+    for origin in host_origins:
+        if _covers(value, origin):
+            return _("it reaches this notebook's own server {origin} (its REST API and "
+                     "kernels)").format(origin=origin)
+    return None
+
+
+def _origins(key: str, value: Any, refused: list[tuple[str, str]],
+             withheld: list[tuple[str, str]], host_origins: tuple[str, ...]) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -113,7 +188,11 @@ def _origins(key: str, value: Any, refused: list[tuple[str, str]]) -> tuple[str,
     kept = []
     for item in value:
         if isinstance(item, str) and _ORIGIN.fullmatch(item):
-            kept.append(item)
+            reason = withheld_reason(item, host_origins)
+            if reason is None:
+                kept.append(item)
+            else:
+                withheld.append((f"{key}: {item!r}", reason))
         else:
             refused.append((f"{key}: {item!r}", "not an origin (scheme://host[:port]); a "
                             "host MUST NOT allow undeclared domains, so wildcards beyond *. "
@@ -122,8 +201,12 @@ def _origins(key: str, value: Any, refused: list[tuple[str, str]]) -> tuple[str,
 
 
 def sandbox_policy(csp: Mapping[str, Any] | None,
-                   permissions: Mapping[str, Any] | None = None) -> SandboxPolicy:
+                   permissions: Mapping[str, Any] | None = None, *,
+                   host_origins: tuple[str, ...] = ()) -> SandboxPolicy:
     """The policy for a resource's declared ``_meta.ui.csp`` and ``permissions``.
+
+    ``host_origins`` are the notebook server's own origins (``scheme://host:port``): a
+    declared origin that reaches one of them is withheld.
 
     >>> sandbox_policy(None).csp.split("; ")[:2]
     ["default-src 'none'", "script-src 'self' 'unsafe-inline'"]
@@ -134,8 +217,10 @@ def sandbox_policy(csp: Mapping[str, Any] | None,
     "connectDomains: '*'"
     """
     refused: list[tuple[str, str]] = []
+    withheld: list[tuple[str, str]] = []
     declared = csp is not None
-    approved = {key: _origins(key, (csp or {}).get(key), refused) for key in CSP_KEYS}
+    approved = {key: _origins(key, (csp or {}).get(key), refused, withheld, host_origins)
+                for key in CSP_KEYS}
     resources = " ".join(approved["resourceDomains"])
     directives = dict(DEFAULT_DIRECTIVES)
     if declared:
@@ -158,7 +243,7 @@ def sandbox_policy(csp: Mapping[str, Any] | None,
         csp="; ".join(f"{name} {sources}" for name, sources in directives.items()),
         allow=allow, sandbox=SANDBOX_FLAGS,
         approved={k: v for k, v in approved.items() if v}, refused=tuple(refused),
-        permissions=granted, default=not declared)
+        permissions=granted, default=not declared, withheld=tuple(withheld))
 
 
 def proxy_document(policy: SandboxPolicy, script: str) -> str:
@@ -187,8 +272,14 @@ def describe_policy(policy: SandboxPolicy) -> list[str]:
         # Security: the host SHOULD warn users when the UI requires external domain access.
         lines.append(_("warning: this App may reach {origins}").format(
             origins=", ".join(reached)))
+    # What the CSP cannot say: the host's page blocks it (docs/apps.md, "What the CSP does
+    # not cover"), and where it cannot reach.
+    lines.append(_("WebRTC: blocked by the host's script in the App's document (no CSP "
+                   "directive covers it in Chromium)") + (_("; pages of the declared frame "
+                   "domains are out of its reach") if policy.approved.get("frameDomains")
+                   else ""))
     if policy.allow:
-        lines.append(f"allow: {policy.allow}")
-    for value, reason in policy.refused:
+        lines.append(_("allow (after your click): {allow}").format(allow=policy.allow))
+    for value, reason in (*policy.refused, *policy.withheld):
         lines.append(_("dropped {value}: {reason}").format(value=value, reason=reason))
     return lines

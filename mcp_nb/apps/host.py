@@ -63,6 +63,13 @@ REFUSED = -32000
 HOST_DISPLAY_MODES = ("inline", "fullscreen")
 #: App → host methods forwarded to the MCP session the App came from.
 FORWARDED = frozenset({"tools/call", "resources/read"})
+#: What the host's page (the sandbox proxy) reports about the App, never forwarded from it:
+#: the proxy drops every ``ui/notifications/sandbox-*`` message the View posts.
+PAGE_RECORDS = {
+    "ui/notifications/sandbox-message-refused":
+        "the host's page refused App messages (never forwarded)",
+    "ui/notifications/sandbox-csp-violation": "a CSP violation in the App, reported by the page",
+}
 #: Link schemes ``ui/open-link`` may offer (no javascript:, data:, file: …).
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 
@@ -158,6 +165,9 @@ class AppHost(PageBootstrap):
         #: proxy says ready (one crossing of the kernel's websocket fewer per render); the
         #: exchange is still recorded, in its place.
         self.page_posts_resource = False
+        #: What the person agreed to in the cell (declared permissions, fullscreen).
+        self.permissions_agreed = False
+        self.fullscreen_agreed = False
         self._ids = itertools.count(1)
         self._pending: dict[str | int, str] = {}
 
@@ -273,8 +283,8 @@ class AppHost(PageBootstrap):
     # -- what the host answers ------------------------------------------------------------
 
     def host_capabilities(self) -> dict[str, Any]:
-        sandbox: dict[str, Any] = {
-            "permissions": {key: {} for key in self.policy.permissions}}
+        sandbox: dict[str, Any] = {"permissions": {key: {} for key in self.policy.permissions
+                                                   if self.permissions_agreed}}
         if self.policy.approved:
             sandbox["csp"] = {key: list(values) for key, values in self.policy.approved.items()}
         return {"openLinks": {}, "serverTools": {}, "serverResources": {}, "logging": {},
@@ -286,11 +296,10 @@ class AppHost(PageBootstrap):
         return _notification("ui/notifications/sandbox-resource-ready", {
             "html": self.resource.html, "sandbox": self.policy.sandbox,
             "csp": dict(self.resource.csp or {}),
-            "permissions": dict(self.resource.permissions)})
+            "permissions": dict(self.resource.permissions) if self.permissions_agreed else {}})
 
     def initialize_result(self, requested_version: Any) -> dict[str, Any]:
-        context = self.context.to_dict()
-        context["toolInfo"] = {"tool": self.tool}
+        context = {**self.context.to_dict(), "toolInfo": {"tool": self.tool}}
         if self.call_id is not None:
             context["toolInfo"]["id"] = self.call_id
         return {"protocolVersion": PROTOCOL_VERSION, "hostInfo": self.host_info,
@@ -391,6 +400,9 @@ class AppHost(PageBootstrap):
         if method == "notifications/message":
             self._log("app→host", message)
             return [Show("log", params)]
+        if method in PAGE_RECORDS:  # the host's own page speaking (see PAGE_RECORDS)
+            self._log("app→host", message, PAGE_RECORDS[method])
+            return [Show(method.rsplit("sandbox-", 1)[1], params)]
         self._log("app→host", message, "notification not handled by this host: ignored")
         return []
 
@@ -485,6 +497,11 @@ class AppHost(PageBootstrap):
         allowed = mode in HOST_DISPLAY_MODES and (
             not isinstance(declared, list) or mode in declared)
         actions: list[Action] = []
+        if allowed and mode == "fullscreen" != self.context.display_mode \
+                and not self.fullscreen_agreed:  # the person agrees first (grant_fullscreen)
+            return [self._send(_result(request_id, {"mode": self.context.display_mode}),
+                               "fullscreen waits for the person's click in the cell"),
+                    Show("ask-fullscreen", {})]
         if allowed and mode != self.context.display_mode:
             self.context.display_mode = mode
             actions.append(Show("display-mode", {"mode": mode}))
@@ -495,6 +512,16 @@ class AppHost(PageBootstrap):
             actions.append(self._send(_notification("ui/notifications/host-context-changed",
                                                     {"displayMode": mode})))
         return actions
+
+    def grant_fullscreen(self) -> list[Action]:
+        """The person agreed (a click in the cell): fullscreen now, and on later requests.
+        An App over the whole page could pass for the notebook (a fake login form)."""
+        self.fullscreen_agreed = True
+        if not self.lifecycle.addressable or self.context.display_mode == "fullscreen":
+            return []
+        self.context.display_mode = "fullscreen"
+        return [Show("display-mode", {"mode": "fullscreen"}), self._send(_notification(
+            "ui/notifications/host-context-changed", {"displayMode": "fullscreen"}))]
 
     _HANDLERS: ClassVar[dict[str, Callable[[AppHost, str | int, dict[str, Any]], list[Action]]]] = {
         "tools/call": _tools_call,

@@ -7,6 +7,11 @@ keeps the most recent ``limit`` entries (a chatty server cannot exhaust the
 kernel's memory) and counts what it dropped, by kind (:attr:`Transcript.dropped_by_kind`).
 Entry numbers (``seq``) keep counting across what was dropped.
 
+The MCP App lane (``app→host`` / ``host→app``) has a bound of its own, in entries and in
+bytes: an App is untrusted code that can post thousands of messages, and its traffic must
+never evict the session's own wire history (``initialize``, ``tools/list`` …).  Each lane
+drops only its own oldest entries; the one list stays in ``seq`` order.
+
 Example::
 
     transcript = session.transcript
@@ -18,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
@@ -31,7 +37,6 @@ from typing import Any, Literal
 
 from ..protocol.observers import Observers
 from ..protocol.plaintext import plain_text
-from .bounded import RecentList
 
 #: "send"/"recv": the MCP wire (client → server, server → client); "event": transport and
 #: session events; "app→host"/"host→app": an MCP App's postMessage lane (its own JSON-RPC
@@ -45,6 +50,10 @@ APP_LANE = frozenset({"app→host", "host→app"})
 
 #: Entries a session's transcript keeps by default (about 13 MB of typical messages).
 DEFAULT_TRANSCRIPT_LIMIT = 10_000
+#: Entries and bytes the App lane keeps by default, apart from the wire's: an App's page
+#: may send up to 1 MiB a message (the host page's limit), so entries alone are no bound.
+DEFAULT_APP_LANE_LIMIT = 5_000
+DEFAULT_APP_LANE_BYTES = 32 * 1024 * 1024
 
 # A str can hold a surrogate only unpaired (json.loads pairs them); UTF-8 cannot encode it.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -106,14 +115,25 @@ class Transcript:
     from a file); older ones are dropped and counted in :attr:`dropped_by_kind`.
     """
 
-    def __init__(self, limit: int | None = DEFAULT_TRANSCRIPT_LIMIT) -> None:
-        self.entries: list[TranscriptEntry] = (
-            [] if limit is None else RecentList(limit=limit, on_drop=self._count_dropped))
+    def __init__(self, limit: int | None = DEFAULT_TRANSCRIPT_LIMIT, *,
+                 app_limit: int = DEFAULT_APP_LANE_LIMIT,
+                 app_bytes: int = DEFAULT_APP_LANE_BYTES) -> None:
+        if (limit is not None and limit < 1) or app_limit < 1:
+            raise ValueError(f"limits must be at least 1, not {limit} and {app_limit}")
+        self.entries: list[TranscriptEntry] = []
         #: Dropped entries by kind: ``"notification notifications/message"``, ``"stderr"`` …
         self.dropped_by_kind: Counter[str] = Counter()
+        #: How many of the dropped entries were the App lane's.
+        self.app_dropped = 0
         #: Told of every new entry; one that raises is contained (see Observers).
         self.observers: Observers[TranscriptEntry] = Observers()
         self._next_seq = 0
+        self._limit = limit
+        self.app_limit = app_limit
+        self.app_bytes = app_bytes
+        # What each lane holds now; a lane is trimmed in steps of an eighth of its limit,
+        # so appending stays O(1) amortised (as RecentList does for one lane).
+        self._wire_count = self._app_count = self._app_size = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -126,23 +146,53 @@ class Transcript:
 
     @property
     def limit(self) -> int | None:
-        return getattr(self.entries, "limit", None)
+        """Entries the MCP wire and events keep (None: all); the App lane has ``app_limit``."""
+        return self._limit
 
     @property
     def dropped(self) -> int:
-        """How many entries were dropped to keep the transcript within its limit."""
+        """How many entries were dropped to keep the transcript within its limits."""
         return sum(self.dropped_by_kind.values())
+
+    @property
+    def wire_dropped(self) -> int:
+        """How many entries of the MCP wire and events were dropped (the App lane's apart)."""
+        return self.dropped - self.app_dropped
 
     def _count_dropped(self, entries: list[TranscriptEntry]) -> None:
         self.dropped_by_kind.update(
             f"{e.kind} {e.method}" if e.method else e.kind for e in entries)
 
+    def _trim(self, app: bool) -> None:
+        """Drop the oldest entries of one lane (down to its limit), keeping the other's."""
+        if app:
+            excess = max(0, self._app_count - self.app_limit)
+            excess_bytes = max(0, self._app_size - self.app_bytes * 7 // 8)
+        else:
+            assert self._limit is not None
+            excess, excess_bytes = self._wire_count - self._limit, 0
+        kept: list[TranscriptEntry] = []
+        gone: list[TranscriptEntry] = []
+        for entry in self.entries:
+            if (entry.direction in APP_LANE) == app and (excess > 0 or excess_bytes > 0):
+                gone.append(entry)
+                excess -= 1
+                excess_bytes -= entry.size
+            else:
+                kept.append(entry)
+        self.entries[:] = kept
+        self._count_dropped(gone)
+        if app:
+            self.app_dropped += len(gone)
+            self._app_count -= len(gone)
+            self._app_size -= sum(e.size for e in gone)
+        else:
+            self._wire_count -= len(gone)
+
     def since(self, seq: int) -> list[TranscriptEntry]:
         """The entries still kept whose ``seq`` is ``seq`` or later."""
         entries = self.entries
-        if not entries:
-            return []
-        return entries[max(0, seq - entries[0].seq):]
+        return entries[bisect.bisect_left(entries, seq, key=lambda e: e.seq):]
 
     @property
     def next_seq(self) -> int:
@@ -179,6 +229,18 @@ class Transcript:
             seq, time, direction, kind, state, size, method, id, message, text, note
         )
         self.entries.append(entry)
+        if self._limit is None:
+            pass  # a transcript loaded from a file keeps everything
+        elif direction in APP_LANE:
+            self._app_count += 1
+            self._app_size += size
+            if (self._app_count > self.app_limit + max(1, self.app_limit // 8)
+                    or self._app_size > self.app_bytes):
+                self._trim(app=True)
+        else:
+            self._wire_count += 1
+            if self._wire_count > self._limit + max(1, self._limit // 8):
+                self._trim(app=False)
         if self.observers:
             self.observers.notify(entry)
         return entry

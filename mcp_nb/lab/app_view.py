@@ -2,9 +2,11 @@
 
 It shows what a View does, one message at a time: ``ui/initialize``, then
 ``ui/notifications/initialized``, its size, the tool's input and result as they
-arrive, a button that calls the app-only ``clock_refresh`` tool through the host, and
-what the sandbox refuses it (the notebook's DOM, cookies, storage, the kernel's API),
-reported back to the host as ``notifications/message`` — the one way out it has.
+arrive, and a button that calls the app-only ``clock_refresh`` tool through the host.
+With ``--app-fault=sandbox-probe`` it also tries what the sandbox must refuse it (the
+notebook's DOM, cookies, storage, the kernel's API, a request straight to the page) and
+reports the outcome to the host as ``notifications/message`` — the one way out it has.
+A well-behaved render breaks no rule: no CSP violation in the browser's console.
 
 ``FAULT`` is replaced by the lab's ``--app-fault`` (see :mod:`mcp_nb.lab.knobs`), so the
 same page can also misbehave on purpose.
@@ -153,10 +155,6 @@ document.getElementById("fullscreen").addEventListener("click", async () => {
   document.getElementById("mode").textContent = answer.mode;
 });
 
-window.addEventListener("securitypolicyviolation", (event) => {
-  log("warning", "CSP blocked " + event.blockedURI + " (" + event.effectiveDirective + ")");
-});
-
 (async () => {
   const answer = await request("ui/initialize", {
     protocolVersion: "2026-01-26", appInfo: { name: "lab-clock", version: "1" },
@@ -173,7 +171,7 @@ window.addEventListener("securitypolicyviolation", (event) => {
   // Content height (body plus its margins), again whenever it changes (the spec: the View
   // SHOULD send size-changed when its content size changes).
   new ResizeObserver(reportSize).observe(document.body);
-  await isolation();
+  if (FAULT === "sandbox-probe") await isolation();
   if (FAULT === "model-only-call") {
     try {
       await request("tools/call", { name: "clock_reset", arguments: {} });

@@ -26,7 +26,8 @@ from mcp_nb.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 CAPABILITY_NAMES: tuple[str, ...] = ("tools", "resources", "prompts", "logging", "completions")
 #: What ``--app-fault`` accepts: one misbehaviour of the lab's MCP App each.
 APP_FAULTS: tuple[str, ...] = ("wrong-mime", "missing-resource", "bad-csp", "no-initialized",
-                               "model-only-call", "undeclared-fetch", "size-flood")
+                               "model-only-call", "undeclared-fetch", "size-flood",
+                               "sandbox-probe")
 #: What ``--feature-fault`` accepts: one broken rule of a server feature each (the checkup's
 #: protocol-feature checks are calibrated on them).
 FEATURE_FAULTS: tuple[str, ...] = (
@@ -221,7 +222,10 @@ class Knobs:
         "never sends ui/notifications/initialized: the host MUST NOT send it anything), "
         "model-only-call (the View calls clock_reset, visibility model only: the host MUST "
         "reject it), undeclared-fetch (the View fetches an origin its CSP does not declare: "
-        "the host MUST block it), size-flood (500 ui/notifications/size-changed at once).")
+        "the host MUST block it; the host's page reports the violation), size-flood (500 "
+        "ui/notifications/size-changed at once), sandbox-probe (the View tries the notebook's "
+        "DOM, cookies, storage, the kernel's API and a request straight to the page, and says "
+        "what was refused).")
     feature_faults: frozenset[str] = knob(
         frozenset(), "--feature-fault", metavar="FAULT", action="append",
         choices=FEATURE_FAULTS, convert=frozenset,

@@ -46,6 +46,7 @@ from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
+from .app_origins import notebook_origins, remember_page_origin
 
 if TYPE_CHECKING:
     from .apps import AppFrame
@@ -130,7 +131,8 @@ class AppHosting:
                            "2026-01-26: Resource MUST exist on the server)").format(
                 uri=self.uri, code=exc.code, message=exc.message))
             return
-        policy = sandbox_policy(resource.csp, resource.permissions)
+        policy = sandbox_policy(resource.csp, resource.permissions,
+                                host_origins=notebook_origins())
         self.policy_lines = describe_policy(policy)
         self.host = AppHost(
             _tool_dict(self.tool), resource, policy, arguments=self.arguments,
@@ -148,7 +150,10 @@ class AppHosting:
         with the CSP in place, the iframe's ``sandbox`` and ``allow``, the resource."""
         host = self._host()
         return {"proxy_doc": proxy_document(host.policy, PROXY_SCRIPT),
-                "sandbox": host.policy.sandbox, "allow": host.policy.allow,
+                "sandbox": host.policy.sandbox,
+                # Nothing the person has not agreed to (grant_permissions).
+                "allow": host.policy.allow if host.permissions_agreed else "",
+                "reach": sorted({o for values in host.policy.approved.values() for o in values}),
                 "resource_message": host.resource_message(),
                 "bootstrap": host.bootstrap()}
 
@@ -203,6 +208,7 @@ class AppHosting:
                 context.width = int(width) if isinstance(width, int | float) and width else None
                 context.locale = str(content.get("locale") or "") or None
                 context.time_zone = str(content.get("timeZone") or "") or None
+                remember_page_origin(content.get("origin"))
                 if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
                     self._apply(self.host.frame_created())
                     timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
@@ -224,6 +230,13 @@ class AppHosting:
                 self.host.context.display_mode = "inline"
                 self.frame.display_mode = "inline"
                 self._apply(self.host.context_changed())
+            elif kind == "page-origin-refused":
+                # The page found its own origin among those the CSP lets the App reach (a
+                # notebook behind a proxy the kernel could not know of): it never loaded it.
+                remember_page_origin(content.get("origin"))
+                self._refuse(_("the App's CSP lets it reach this notebook's own origin {origin}"
+                               " (its REST API and kernels): not loaded").format(
+                    origin=content.get("origin")))
             elif kind == "view-removed":
                 # The output was cleared or the cell re-run: the frame is already gone.
                 self._apply(self.host.give_up_teardown("the output was cleared"))
@@ -277,15 +290,36 @@ class AppHosting:
 
         future.add_done_callback(done)
 
+    # -- what the person agrees to (buttons the host draws outside the App's frame) --------
+
+    def grant_permissions(self) -> None:
+        """The person allowed the declared permissions: the frame gets its ``allow`` and the
+        App starts again (a frame's permissions are fixed when its document loads)."""
+        host = self._host()
+        if host.permissions_agreed or not host.policy.allow:
+            return
+        with self._lock:
+            self._restart(_("you allowed {features} for this App: it starts again with "
+                            "them").format(features=host.policy.allow), permissions=True)
+            assert self.host is not None
+            self._apply(self.host.frame_created())
+            if self.frame is not None:
+                self.frame.allow = host.policy.allow  # the page reloads the proxy with it
+
+    def grant_fullscreen(self) -> None:
+        """The person agreed to show the App over the whole page."""
+        with self._lock:
+            self._apply(self._host().grant_fullscreen())
+
     def _find_tool(self, name: str) -> Any:
         try:
             return self.hosted.tool(name)
         except McpError:
             return None
 
-    def _restart(self) -> None:
+    def _restart(self, why: str | None = None, *, permissions: bool = False) -> None:
         old = self._host()
-        self._show(Show("waiting", {"text": _(
+        self._show(Show("waiting", {"text": why or _(
             "a new page shows this App (the previous View, {state}, went with its page): "
             "it starts again with a new lifecycle").format(state=old.state)}))
         self.lifecycle = AppLifecycle()
@@ -294,7 +328,10 @@ class AppHosting:
                             call_id=old.call_id, find_tool=self._find_tool,
                             host_info=old.host_info, deliver=True, lifecycle=self.lifecycle)
         self.host.exchanges.add(self._record)
-        self.host.page_posts_resource = old.page_posts_resource
+        self.host.permissions_agreed = old.permissions_agreed or permissions
+        self.host.fullscreen_agreed = old.fullscreen_agreed
+        # After a consent the page reloads the proxy and leaves the resource to the kernel.
+        self.host.page_posts_resource = old.page_posts_resource and not permissions
         if self.result is not None:
             self.host.set_result(self.result.model_dump(exclude_none=True))
         elif old.cancelled is not None:

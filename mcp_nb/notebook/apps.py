@@ -52,6 +52,8 @@ class AppFrame(anywidget.AnyWidget):
     proxy_doc = traitlets.Unicode("").tag(sync=True)
     sandbox = traitlets.Unicode("allow-scripts").tag(sync=True)
     allow = traitlets.Unicode("").tag(sync=True)
+    #: Origins the CSP lets the App reach: the page refuses to load it if its own is one.
+    reach = traitlets.List(traitlets.Unicode()).tag(sync=True)
     title = traitlets.Unicode("MCP App").tag(sync=True)
     border = traitlets.Bool(True).tag(sync=True)
     height = traitlets.Int(INITIAL_HEIGHT).tag(sync=True)
@@ -89,6 +91,9 @@ class AppView(AppHosting, _Described, w.VBox):
         self.notes = w.HTML()
         self.diagram = w.HTML()
         self.result_html = w.HTML()
+        #: Buttons for what only the person may give the App (drawn by _draw_consent).
+        self.consent = w.HBox()
+        self._fullscreen_asked = False
         self._draw_diagram()
         if result is not None:
             self._draw_result()
@@ -103,7 +108,8 @@ class AppView(AppHosting, _Described, w.VBox):
             labels=frame_labels(), border=True if border is None else border))
         # The result folds away under the App (structuredContent is for the App to draw; a
         # text-only host would show this), beside the lifecycle diagram.
-        self.children = [self.header, self.verdict_line, self.frame, self.notes,
+        self._draw_consent()
+        self.children = [self.header, self.verdict_line, self.consent, self.frame, self.notes,
                          w.Accordion([self.result_html, self.diagram],
                                      titles=(_("tool result"), _("App lifecycle")))]
 
@@ -162,12 +168,72 @@ class AppView(AppHosting, _Described, w.VBox):
                 "the host's page had already posted {method} when the kernel got to it (the "
                 "App was {state} by then): the transcript records it as the page's").format(
                 method=data.get("method") or "?", state=data.get("state"))) + "</span>"
+        elif action.kind in ("ask-fullscreen", "csp-violation", "message-refused"):
+            note = self._guard_note(action)
         else:
             note = '<span class="finding">' + render.esc(_("refused {method}: {reason}").format(
                 method=data.get("method"), reason=data.get("reason"))) + "</span>"
         self._notes.append(note)
         self.notes.value = render.STYLE + '<div class="mcpnb">' + "".join(
             f"<div>{n}</div>" for n in self._notes[-20:]) + "</div>"
+
+    # -- consent and the page's guard rails -------------------------------------------------
+
+    def _draw_consent(self) -> None:
+        """Buttons, outside the App's frame, for what only the person may give the App:
+        its declared permissions (the frame gets no ``allow`` before) and fullscreen."""
+        host = self.host
+        buttons = []
+        if host is not None and host.policy.allow and not host.permissions_agreed:
+            allow = w.Button(description=_("Allow {features} for this App").format(
+                features=", ".join(host.policy.permissions)), button_style="warning",
+                tooltip=_("the App declared these permissions; it starts again with them"),
+                layout=w.Layout(width="auto"))
+            allow.on_click(lambda button: self._agree(self.grant_permissions))
+            buttons.append(allow)
+        if host is not None and self._fullscreen_asked and not host.fullscreen_agreed:
+            full = w.Button(description=_("Show this App fullscreen"), button_style="warning",
+                            tooltip=_("the App asked for fullscreen: it covers the notebook "
+                                      "until Esc or Back inline"),
+                            layout=w.Layout(width="auto"))
+            full.on_click(lambda button: self._agree(self.grant_fullscreen))
+            buttons.append(full)
+        self.consent.children = buttons
+
+    def _agree(self, grant: Any) -> None:
+        grant()
+        self._draw_consent()
+
+    def _guard_note(self, action: Show) -> str:
+        """What the host's guard rails say in the cell: a CSP violation with its directive,
+        messages the page refused, fullscreen waiting for the person."""
+        data = action.data
+        if action.kind == "ask-fullscreen":
+            self._fullscreen_asked = True
+            self._draw_consent()
+            return render.esc(_("the App asks for fullscreen: the button above the frame "
+                                "shows it so"))
+        if action.kind == "csp-violation":
+            text = _("CSP blocked {blocked} ({directive})").format(
+                blocked=data.get("blocked") or data.get("sample") or "?",
+                directive=data.get("directive"))
+            if data.get("note"):
+                text += f": {data.get('note')}"
+            # The cell's verdict line says it too: an App the CSP stopped is not working.
+            self.csp_violation(str(data.get("directive") or "?"),
+                               str(data.get("blocked") or data.get("sample") or "?"))
+            return f'<span class="finding">{render.esc(text)}</span>'
+        if data.get("reason") == "size":
+            text = _("the page refused a {size:,}-byte App message ({method} #{id}): over its "
+                     "{limit:,}-byte limit, never forwarded").format(
+                size=int(data.get("size") or 0), method=data.get("method") or "?",
+                id=data.get("id"), limit=int(data.get("limit") or 0))
+        else:
+            text = _("the page refused {dropped:,} App messages over its rate ({limit}); "
+                     "{requests:,} requests among them were answered with an error").format(
+                dropped=int(data.get("dropped") or 0), limit=data.get("limit"),
+                requests=int(data.get("requests") or 0))
+        return f'<span class="finding">{render.esc(text)}</span>'
 
     def _draw_diagram(self) -> None:
         self.diagram.value = app_diagram_svg(self.lifecycle.state, self.lifecycle.path)

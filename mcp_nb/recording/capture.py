@@ -86,7 +86,7 @@ def _header(session: ClientSession, transport: dict[str, Any]) -> Header:
         transport=transport,
         recorded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         writer=f"mcp_nb {__version__}",
-        dropped=getattr(session.transcript, "dropped", 0),
+        dropped=getattr(session.transcript, "wire_dropped", 0),
     )
 
 

@@ -93,7 +93,7 @@ def save_session(mcp: McpMagics, args: argparse.Namespace) -> None:
     count = save(hosted.session, path, secrets=args.secret)
     print(_("{name}: saved {count} records to {file} (credentials redacted)").format(
         name=hosted.name, count=count, file=Path(path).name))
-    dropped = hosted.session.transcript.dropped
+    dropped = hosted.session.transcript.wire_dropped
     if dropped:
         print(_("note: the session had already let go of its {count} oldest entries "
                 "(transcript_limit), so the recording starts after them; a replay needs the "

@@ -134,6 +134,43 @@ function pageToken() {
   return Math.random().toString(36).slice(2) + Date.now().toString(36);
 }
 
+// -- the person's consent and the page's own origin (the host's guard rails) ---------------
+
+const DEFAULT_PORTS = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
+
+function reachesThisPage(origins) {
+  // Whether a CSP source the kernel approved lets the App reach this page's own origin
+  // (Jupyter's REST API and kernels).  The kernel withholds the servers it knows; behind a
+  // proxy (JupyterHub, Binder) only the page knows where it is served from.
+  const here = new URL(location.origin);
+  const herePort = here.port || DEFAULT_PORTS[here.protocol];
+  return (origins || []).some((source) => {
+    const match = /^[a-z]+:\/\/([^/:]+)(?::(\d+|\*))?/i.exec(source);
+    if (!match) return false;
+    const host = match[1].toLowerCase();
+    const hostOk = host.startsWith("*.") ? here.hostname.endsWith(host.slice(1))
+      : host === here.hostname;
+    const port = match[2];
+    const portOk = port === "*" || (port === undefined ? ["80", "443"].includes(herePort)
+      : port === herePort);
+    return hostOk && portOk;
+  });
+}
+
+function followConsent(model, frame) {
+  // The person allowed the App's declared permissions (a button the host draws outside
+  // the frame): a frame's permissions are fixed when its document loads, so the proxy is
+  // loaded again with them.
+  const reload = () => {
+    if (model.get("removed")) return;
+    if (model.get("allow")) frame.setAttribute("allow", model.get("allow"));
+    else frame.removeAttribute("allow");
+    frame.srcdoc = model.get("proxy_doc");
+  };
+  model.on("change:allow", reload);
+  return () => model.off("change:allow", reload);
+}
+
 // One App, one frame: a second view of the same output (JupyterLab's "Create New View for
 // Output") would start a second View against one host lifecycle. It shows a note instead.
 const hosted = new WeakSet();
@@ -193,6 +230,7 @@ function render({ model, el }) {
   // own ui/initialize answer alike.
   const context = { theme: theme(), width: Math.round(el.clientWidth || 0),
                     locale: navigator.language,
+                    origin: location.origin,
                     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
   const page = pageToken();
   const toView = (message) => {
@@ -260,7 +298,12 @@ function render({ model, el }) {
   box.appendChild(bar);
   box.appendChild(frame);
   el.appendChild(box);
-  if (!model.get("removed")) frame.srcdoc = model.get("proxy_doc");
+  const unfollowConsent = followConsent(model, frame);
+  if (reachesThisPage(model.get("reach"))) {
+    model.send({ kind: "page-origin-refused", origin: location.origin });
+  } else if (!model.get("removed")) {
+    frame.srcdoc = model.get("proxy_doc");
+  }
   removed();
 
   return () => {
@@ -273,6 +316,7 @@ function render({ model, el }) {
     model.off("change:removed", removed);
     model.off("change:bootstrap", onBootstrap);
     opening.stop();
+    unfollowConsent();
     hosted.delete(model);
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).
