@@ -95,7 +95,8 @@ def app(mcp: Any) -> AppView:
     view.frame.send = lambda content, buffers=None: None  # no browser here
     view._on_frame_message(view.frame, {"kind": "created", "theme": "light"}, [])
     _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
-    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}})
+    _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+                  "params": {"appCapabilities": {}}})
     _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
     return view
 

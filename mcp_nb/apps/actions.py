@@ -3,6 +3,7 @@ notebook carries out, and the exchanges it writes into the transcript's App lane
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,3 +69,15 @@ class RemoveFrame:
 
 
 Action = ToFrame | Forward | Show | Resize | RemoveFrame
+
+
+# -- the JSON-RPC messages the host posts ----------------------------------------------------
+
+def result_message(request_id: Any, result: Mapping[str, Any]) -> dict[str, Any]:
+    """The host's answer to the View's request ``request_id``."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": dict(result)}
+
+
+def notification_message(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A notification from the host to the View."""
+    return {"jsonrpc": "2.0", "method": method, "params": dict(params)}

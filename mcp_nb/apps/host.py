@@ -42,25 +42,23 @@ import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 from ..i18n import _
 from ..protocol.observers import Observers
 from .actions import Action, Direction, Exchange, Forward, RemoveFrame, Resize, Show, ToFrame
+from .actions import notification_message as _notification
+from .actions import result_message as _result
 from .csp import SandboxPolicy
 from .lifecycle import AppEvent, AppLifecycle, AppState
 from .meta import PROTOCOL_VERSION, UiResource, app_callable
 from .page import PageBootstrap
+from .view_requests import HOST_DISPLAY_MODES, REFUSED, ViewRequests
 
-# JSON-RPC error codes this host answers with.  -32000 is what the spec's own examples
-# use for implementation-defined refusals (link denied, message refused, teardown error).
+# JSON-RPC error codes this host answers with (-32000, REFUSED, in view_requests).
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
-REFUSED = -32000
 
-#: Display modes this host can give a View: in the cell, or over the whole page.
-HOST_DISPLAY_MODES = ("inline", "fullscreen")
 #: App → host methods forwarded to the MCP session the App came from.
 FORWARDED = frozenset({"tools/call", "resources/read"})
 #: What the host's page (the sandbox proxy) reports about the App, never forwarded from it:
@@ -70,8 +68,7 @@ PAGE_RECORDS = {
         "the host's page refused App messages (never forwarded)",
     "ui/notifications/sandbox-csp-violation": "a CSP violation in the App, reported by the page",
 }
-#: Link schemes ``ui/open-link`` may offer (no javascript:, data:, file: …).
-LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+
 
 @dataclass
 class HostContext:
@@ -110,15 +107,7 @@ def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _result(request_id: Any, result: Mapping[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": dict(result)}
-
-
-def _notification(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": method, "params": dict(params)}
-
-
-class AppHost(PageBootstrap):
+class AppHost(ViewRequests, PageBootstrap):
     """One rendered App: its lifecycle, what is held for it, what it asked for.
 
     ``tool`` is the tool whose call renders the App (a dict as ``tools/list`` gave
@@ -466,68 +455,11 @@ class AppHost(PageBootstrap):
                                 "resources/read")
         return [Forward(request_id, "resources/read", params)]
 
-    def _open_link(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
-        url = params.get("url")
-        scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
-        if scheme not in LINK_SCHEMES:
-            return self._refuse(request_id, REFUSED, f"Invalid URL: {url!r} (this host offers "
-                                f"only {', '.join(sorted(LINK_SCHEMES))} links)", "ui/open-link")
-        return [self._send(_result(request_id, {}), "shown as a link; opened on click"),
-                Show("open-link", {"url": url})]
-
-    def _message(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
-        content = params.get("content")
-        blocks = content if isinstance(content, list) else [content]
-        if not blocks or not all(isinstance(b, Mapping) and isinstance(b.get("type"), str)
-                                 for b in blocks):
-            return self._refuse(request_id, REFUSED, "Invalid message format: content is "
-                                "not content blocks", "ui/message")
-        self.messages.append(params)
-        return [self._send(_result(request_id, {}), "no conversation here: shown in the cell"),
-                Show("message", {"role": params.get("role"), "content": blocks})]
-
-    def _model_context(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
-        self.model_context = params
-        return [self._send(_result(request_id, {}), "no model here: shown in the cell"),
-                Show("model-context", params)]
-
-    def _display_mode(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
-        mode = params.get("mode")
-        declared = self.app_capabilities.get("availableDisplayModes")
-        allowed = mode in HOST_DISPLAY_MODES and (
-            not isinstance(declared, list) or mode in declared)
-        actions: list[Action] = []
-        if allowed and mode == "fullscreen" != self.context.display_mode \
-                and not self.fullscreen_agreed:  # the person agrees first (grant_fullscreen)
-            return [self._send(_result(request_id, {"mode": self.context.display_mode}),
-                               "fullscreen waits for the person's click in the cell"),
-                    Show("ask-fullscreen", {})]
-        if allowed and mode != self.context.display_mode:
-            self.context.display_mode = mode
-            actions.append(Show("display-mode", {"mode": mode}))
-        note = "" if allowed else f"{mode!r} not available: the current mode is kept"
-        actions.insert(0, self._send(_result(request_id, {"mode": self.context.display_mode}),
-                                     note))
-        if allowed and actions[1:]:
-            actions.append(self._send(_notification("ui/notifications/host-context-changed",
-                                                    {"displayMode": mode})))
-        return actions
-
-    def grant_fullscreen(self) -> list[Action]:
-        """The person agreed (a click in the cell): fullscreen now, and on later requests.
-        An App over the whole page could pass for the notebook (a fake login form)."""
-        self.fullscreen_agreed = True
-        if not self.lifecycle.addressable or self.context.display_mode == "fullscreen":
-            return []
-        self.context.display_mode = "fullscreen"
-        return [Show("display-mode", {"mode": "fullscreen"}), self._send(_notification(
-            "ui/notifications/host-context-changed", {"displayMode": "fullscreen"}))]
-
     _HANDLERS: ClassVar[dict[str, Callable[[AppHost, str | int, dict[str, Any]], list[Action]]]] = {
         "tools/call": _tools_call,
         "resources/read": _resources_read,
-        "ui/open-link": _open_link,
-        "ui/message": _message,
-        "ui/update-model-context": _model_context,
-        "ui/request-display-mode": _display_mode,
+        "ui/open-link": ViewRequests._open_link,
+        "ui/message": ViewRequests._message,
+        "ui/update-model-context": ViewRequests._model_context,
+        "ui/request-display-mode": ViewRequests._display_mode,
     }

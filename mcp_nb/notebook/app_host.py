@@ -47,6 +47,7 @@ from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
 from .app_origins import notebook_origins, remember_page_origin
+from .app_verdict import AppVerdict
 
 if TYPE_CHECKING:
     from .apps import AppFrame
@@ -61,7 +62,6 @@ INITIALIZED_WAIT = 5.0
 #: The most the frame may grow to when the View reports its size (pixels).
 MAX_HEIGHT = 600
 #: Where a View that never says initialized stays.
-_BEFORE_INITIALIZED = (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
 
 
 def declares_apps(session: Any) -> bool:
@@ -74,7 +74,7 @@ def _tool_dict(tool: Any) -> dict[str, Any]:
     return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
 
 
-class AppHosting:
+class AppHosting(AppVerdict):
     """Mixin: the kernel hosting one App for the session it came from (no drawing here).
 
     The class that mixes it in draws: it provides :meth:`_show`, :meth:`_draw_header`,
@@ -211,6 +211,7 @@ class AppHosting:
                 remember_page_origin(content.get("origin"))
                 if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
                     self._apply(self.host.frame_created())
+                    self.initialized_wait = INITIALIZED_WAIT  # read now: tests shorten it
                     timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
                     timer.daemon = True
                     timer.start()
@@ -341,16 +342,6 @@ class AppHosting:
             self.frame.display_mode = "inline"
         self._draw_diagram()
 
-    def _still_waiting(self) -> None:
-        """Say so in the cell when the View has not said ``initialized`` in good time."""
-        state = self.lifecycle.state
-        if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
-            self.not_initialized = _(
-                "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
-                "so its input and result are held (the host MUST NOT send the View anything "
-                "before it)").format(state=state, seconds=f"{INITIALIZED_WAIT:g}")
-            self._draw_verdict()
-
     def _give_up(self, why: str) -> None:
         if self.host is not None:
             with self._lock:
@@ -456,36 +447,6 @@ class AppHosting:
         with self._lock:
             self._apply(self.host.disconnect(f"the MCP session {self.hosted.name!r} ended"))
         self._draw_verdict()
-
-    def csp_violation(self, directive: str, blocked: str) -> None:
-        """The page reports that the App's CSP blocked ``blocked`` (``directive``)."""
-        self.failures.append(_("the CSP blocked {blocked} ({directive})").format(
-            blocked=blocked, directive=directive))
-        self._draw_verdict()
-
-    def verdict(self) -> tuple[str, str]:
-        """The cell's verdict on the App: ``("ok" | "failed" | "", text)``."""
-        state = self.lifecycle.state
-        if self.problem:
-            mark, text = "failed", _("not rendered, for the reason above; the tool's result "
-                                     "is below")
-        elif self.failures or (self.not_initialized and state in _BEFORE_INITIALIZED):
-            waiting = [self.not_initialized] if self.not_initialized \
-                and state in _BEFORE_INITIALIZED else []
-            mark, text = "failed", "; ".join([*waiting, *self.failures][-3:])
-        elif state is AppState.INTERACTIVE:
-            mark, text = "ok", _("the App is up: initialized, given its input and result")
-        elif state is AppState.CANCELLED:
-            mark, text = "ok", _("the App is up: initialized, given its input, told the call "
-                                 "was cancelled")
-        else:
-            mark, text = "", ""
-        if self.disconnected:
-            text += ("; " if text else "") + _(
-                "{why}: the App stays on screen, disconnected; what it asks of the server "
-                "is refused (session closed); clear the output or re-run the cell to remove "
-                "it").format(why=self.disconnected)
-        return mark, text
 
     # -- what the drawing class provides ---------------------------------------------------
 
