@@ -213,3 +213,32 @@ def test_a_crash_inside_one_check_is_its_error_and_the_rest_still_runs(
                          for r in before["results"]]
     changed = {c.check_id: c.status for c in diff_reports(before, report).changes}
     assert changed == {"lifecycle.shutdown": "changed"}
+
+
+def test_a_silent_stdio_server_could_not_be_checked_and_says_why(tmp_path: Path) -> None:
+    # Reads nothing, writes nothing, and ignores its stdin closing: silence, once noticed, is
+    # the whole verdict (the time it costs is benchmarks/checkup_silent.py's, not a test's).
+    script = tmp_path / "silent.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(60)\n")
+    status, report, text = checkup("--", sys.executable, str(script), tmp_path=tmp_path)
+    assert status == 2 and outcomes(report) == {"could-not-check"}, text
+    assert "answered nothing: server/discover, initialize went unanswered" in \
+        report["connection"]
+    # Nothing else was asked of it: the probe and its fallback, then no more requests.
+    assert [r["method"] for r in report["requestsSent"]] == ["server/discover", "initialize"]
+
+
+def test_a_silent_http_server_could_not_be_checked_and_says_why(tmp_path: Path) -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel accepts; nobody ever reads or answers
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        status, report, text = checkup(url, tmp_path=tmp_path)
+    finally:
+        listener.close()
+    assert status == 2 and outcomes(report) == {"could-not-check"}, text
+    assert "took the connection but answered nothing" in report["connection"]
+    assert [r["via"] for r in report["requestsSent"]] == ["pre-flight"]

@@ -24,6 +24,7 @@ from ..i18n import _
 from .catalogue import CHECKS
 from .model import Report, Result
 from .recorder import CheckupCore
+from .sent import session_requests
 from .sessions import describe
 
 
@@ -69,4 +70,6 @@ class CheckGuard(CheckupCore):
         return Report(target=describe(self.target), era=None, version=None, server=None,
                       results=results, seconds=time.monotonic() - started,
                       allowed_tools=["all"] if self.call_all else self.allowed,
-                      connection=self.connection, requests_sent=list(self.http_requests))
+                      connection=self.connection, requests_sent=[
+                          *session_requests([*self.sessions, *self.side_sessions], self.since),
+                          *self.http_requests])
