@@ -65,7 +65,8 @@ class CheckGuard(CheckupCore):
         results = [Result.make(check, "could-not-check", problem, evidence)
                    for check in CHECKS.values()]
         if unauthorized is not None:
-            results = [Result(r.check, "warn", unauthorized, evidence)
+            # Its level (a SHOULD: authorization is optional) makes this a warning.
+            results = [Result.make(r.check, "fail", unauthorized, evidence)
                        if r.check.id == "auth.discovery" else r for r in results]
         return Report(target=describe(self.target), era=None, version=None, server=None,
                       results=results, seconds=time.monotonic() - started,

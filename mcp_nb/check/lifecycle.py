@@ -66,7 +66,8 @@ class LifecycleChecks(HandshakeFeatureChecks):
     async def lifecycle(self, main: ClientSession, connect_error: Exception | None) -> None:
         # A session's task group lives in the task that opened it: each session this check
         # opens is entered and left here (its transcript and findings stay readable after).
-        handshake_checks = ["lifecycle.initialize-result", "lifecycle.version-answer",
+        handshake_checks = ["lifecycle.initialize-result", "lifecycle.initialize-result-types",
+                            "lifecycle.version-answer",
                             "lifecycle.unknown-version", "lifecycle.ping",
                             "lifecycle.requests-before-initialized", *HANDSHAKE_FEATURE_CHECKS]
         if connect_error is not None or main.era is not Era.STATELESS:
@@ -169,8 +170,12 @@ class LifecycleChecks(HandshakeFeatureChecks):
                   for n, f in early[:5]])
 
     def handshake(self, session: ClientSession, name: str, error: Exception | None) -> None:
-        """initialize-result and version-answer, from the initialize exchange in the transcript."""
+        """initialize-result (and its types) and version-answer, from the initialize exchange
+        in the transcript."""
         answer, evidence = _initialize_exchange(session, name)
+        if not isinstance((answer or {}).get("result"), dict):
+            self.skip(["lifecycle.initialize-result-types"],
+                      _("no initialize result to judge the types of"))
         if answer is None:
             self.put("lifecycle.initialize-result", "fail",
                      _("initialize was not answered: {error}").format(error=error), evidence)
@@ -184,20 +189,26 @@ class LifecycleChecks(HandshakeFeatureChecks):
                      else "lifecycle.initialize-result")
             self.put(check, "fail", detail, evidence)
             return
+        # The sentence asks for the capabilities and the information to be there; their
+        # types are the schema's (lifecycle.initialize-result-types, which only warns).
+        missing = [key for key in ("capabilities", "serverInfo") if key not in result]
+        self.put("lifecycle.initialize-result", "fail" if missing else "pass", _(
+            "the result carries no {keys}").format(keys=", ".join(missing)) if missing else
+            _("the result carries capabilities and serverInfo"), evidence)
         problems = []
         info = result.get("serverInfo")
         if not isinstance(result.get("protocolVersion"), str):
             problems.append(_("protocolVersion is not a string"))
-        if not isinstance(result.get("capabilities"), dict):
+        if "capabilities" in result and not isinstance(result["capabilities"], dict):
             problems.append(_("capabilities is not an object"))
-        if not isinstance(info, dict):
+        if "serverInfo" in result and not isinstance(info, dict):
             problems.append(_("serverInfo is not an object"))
-        else:
+        elif isinstance(info, dict):
             problems += [_("serverInfo.{key} is not a string").format(key=key)
                          for key in ("name", "version") if not isinstance(info.get(key), str)]
-        self.put("lifecycle.initialize-result", "fail" if problems else "pass",
+        self.put("lifecycle.initialize-result-types", "fail" if problems else "pass",
                  "; ".join(problems) or _("protocolVersion, capabilities and serverInfo "
-                                          "present and typed"), evidence)
+                                          "typed as the schema says"), evidence)
         answered = result.get("protocolVersion")
         offered = next((e["message"]["params"].get("protocolVersion") for e in evidence
                         if e["message"] and e["message"].get("method") == "initialize"), None)

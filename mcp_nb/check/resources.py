@@ -25,35 +25,44 @@ from .recorder import SAMPLE, CheckupCore, Exchange
 from .shapes import contents_problems
 from .uris import template_problem, uri_problem
 
-RESOURCE_CHECKS = ("resources.uris", "resources.read", "resources.templates")
+RESOURCE_CHECKS = ("resources.uris", "resources.list-types", "resources.read",
+                   "resources.templates")
 
 
 class ResourceChecks(CheckupCore):
-    """resources.uris, resources.read and resources.templates."""
+    """resources.uris (and the listing's types), resources.read and resources.templates."""
 
     async def resources(self, main: ClientSession, resources: list[Any]) -> None:
         listing = [_entry("main", e) for e in main.transcript
                    if e.direction == "recv" and e.kind == "response" and e.message
                    and isinstance(e.message.get("result"), dict)
                    and "resources" in e.message["result"]][:2]
-        problems, readable = [], []
+        # RFC 3986 is the sentence's MUST (resources.uris); the types are the schema's
+        # (resources.list-types, which only warns).
+        problems, shapes, readable = [], [], []
         for resource in resources:
             uri = resource.get("uri") if isinstance(resource, dict) else None
             if not isinstance(uri, str):
-                problems.append(f"a resource has no string uri ({resource!r:.80})")
+                shapes.append(f"a resource has no string uri ({resource!r:.80})")
                 continue
             if (why := uri_problem(uri)) is not None:
                 problems.append(f"{uri!r} {why}")
             else:
                 readable.append(uri)
             if "mimeType" in resource and not isinstance(resource["mimeType"], str):
-                problems.append(f"{uri!r}: mimeType {resource['mimeType']!r} is not a string")
+                shapes.append(f"{uri!r}: mimeType {resource['mimeType']!r} is not a string")
+        strings = len(resources) - sum(s.startswith("a resource has no") for s in shapes)
         if not resources:
-            self.skip(["resources.uris"], "no resources listed")
+            self.skip(["resources.uris", "resources.list-types"], "no resources listed")
+        else:
+            self.put("resources.list-types", "fail" if shapes else "pass",
+                     "; ".join(shapes[:5]) or f"{len(resources)} resource(s) typed as the "
+                     "schema says", listing)
+        if not strings:
+            self.skip(["resources.uris"], "no resource listed with a string uri to judge")
         else:
             self.put("resources.uris", "fail" if problems else "pass",
-                     "; ".join(problems[:5]) or f"{len(resources)} resource URI(s) valid",
-                     listing)
+                     "; ".join(problems[:5]) or f"{strings} resource URI(s) valid", listing)
         async with anyio.create_task_group() as group:
             group.start_soon(self.reads, main, readable[:SAMPLE])
             group.start_soon(self.templates, main)

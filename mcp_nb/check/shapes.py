@@ -111,11 +111,14 @@ def completion_problems(result: Any) -> list[str]:
     return problems
 
 
-def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` is not a valid JSON Schema object schema (None if it is)."""
+def schema_problem(schema: Any, *, object_type: bool = True) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema object schema (None if it is); with
+    ``object_type=False`` only whether it is valid JSON Schema (a boolean schema is)."""
+    if not object_type and isinstance(schema, bool):
+        return None
     if not isinstance(schema, dict):
         return f"is {type(schema).__name__}, not a JSON object"
-    if schema.get("type") != "object":
+    if object_type and schema.get("type") != "object":
         return f"has type {schema.get('type')!r}, not 'object'"
     if "$schema" in schema and not isinstance(schema["$schema"], str):
         return f"has $schema {schema['$schema']!r}, not a URI string"
@@ -127,4 +130,13 @@ def schema_problem(schema: Any) -> str | None:
         return f"is not valid JSON Schema: {exc.message}"
     except RecursionError:
         return "is nested too deeply to be checked"
+    return None
+
+
+def object_type_problem(schema: Any) -> str | None:
+    """Why a valid JSON Schema is not the schema's object schema (``type: "object"``)."""
+    if not isinstance(schema, dict):
+        return f"is the boolean schema {schema!r}, not an object schema"
+    if schema.get("type") != "object":
+        return f"has type {schema.get('type')!r}, not 'object'"
     return None

@@ -39,7 +39,8 @@ NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additional
               "patternProperties", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
               "$ref", "$defs", "definitions", "dependentSchemas", "unevaluatedItems",
               "unevaluatedProperties", "propertyNames")
-DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-server-info")
+DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-result",
+                   "stateless.discover-server-info")
 #: Declared in a stateless-era request's _meta: no server implements it.
 UNKNOWN_STATELESS_VERSION = "1900-01-01"
 #: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
@@ -89,7 +90,8 @@ def x_mcp_header_problems(schema: Any) -> list[str]:
 
 
 def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
-    """stateless.discover, stateless.discover-server-info and stateless.x-mcp-header."""
+    """stateless.discover (and its result's types), stateless.discover-server-info and
+    stateless.x-mcp-header."""
     _x_mcp_header(checkup, main)
     if main.era is not Era.STATELESS:
         checkup.skip(DISCOVER_CHECKS, "the server does not speak the stateless era "
@@ -109,6 +111,17 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
                and e.id == first.id and e.kind == "request"]
     evidence = [*request, _entry("main", first)]
     result = first.message["result"]
+    # The sentences: implement it, with caching hints, ttlMs >= 0 (stateless.discover); the
+    # rest is the schema's types (stateless.discover-result, which only warns).
+    hints = []
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
+        hints.append(f"ttlMs is {ttl!r}, not a number >= 0")
+    if "cacheScope" not in result:
+        hints.append("no cacheScope")
+    checkup.put("stateless.discover", "fail" if hints else "pass",
+                "; ".join(hints) or f"answered, with ttlMs {ttl!r} and cacheScope "
+                f"{result.get('cacheScope')!r}", evidence)
     problems = []
     versions = result.get("supportedVersions")
     if not (isinstance(versions, list) and versions and all(isinstance(v, str)
@@ -116,15 +129,12 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
         problems.append(f"supportedVersions is {versions!r}, not a list of version strings")
     if not isinstance(result.get("capabilities"), dict):
         problems.append("capabilities is not an object")
-    ttl = result.get("ttlMs")
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
-        problems.append(f"ttlMs is {ttl!r}, not a number >= 0")
-    if result.get("cacheScope") not in ("public", "private"):
-        problems.append(f"cacheScope is {result.get('cacheScope')!r}, not \"public\" or "
+    if "cacheScope" in result and result["cacheScope"] not in ("public", "private"):
+        problems.append(f"cacheScope is {result['cacheScope']!r}, not \"public\" or "
                         "\"private\"")
-    checkup.put("stateless.discover", "fail" if problems else "pass",
-                "; ".join(problems) or f"supportedVersions {', '.join(versions)}, capabilities, "
-                "ttlMs and cacheScope present and typed", evidence)
+    checkup.put("stateless.discover-result", "fail" if problems else "pass",
+                "; ".join(problems) or f"supportedVersions {', '.join(versions)}, capabilities "
+                "and cacheScope typed as the schema says", evidence)
     info = server_info_of(result)
     if info is not None and all(isinstance(info.get(k), str) for k in ("name", "version")):
         checkup.put("stateless.discover-server-info", "pass",

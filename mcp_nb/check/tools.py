@@ -19,7 +19,7 @@ from typing import Any
 from ..client import ClientSession
 from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
-from .shapes import schema_problem
+from .shapes import object_type_problem, schema_problem
 from .tool_calls import ToolCallChecks, arguments_for
 
 #: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
@@ -28,7 +28,7 @@ TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 #: The checks a server that lists no tools makes not applicable (with TOOL_CALL_CHECKS).
 TOOL_LIST_CHECKS = ("tools.names", "tools.input-schema", "tools.output-schema",
-                    "tools.annotations")
+                    "tools.output-schema-type", "tools.annotations")
 
 
 class ToolChecks(ToolCallChecks):
@@ -91,10 +91,22 @@ class ToolChecks(ToolCallChecks):
         check = "tools.output-schema"
         typed = [t for t in tools if "outputSchema" in t]
         if not typed:
-            self.skip([check], "no tool declares an outputSchema")
+            self.skip([check, "tools.output-schema-type"], "no tool declares an outputSchema")
             return
+        # Valid JSON Schema is basic's MUST; type "object" is the schema's (only warns).
         problems = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
-                    if (p := schema_problem(t.get("outputSchema")))]
+                    if (p := schema_problem(t.get("outputSchema"), object_type=False))]
+        shapes = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
+                  if not schema_problem(t.get("outputSchema"), object_type=False)
+                  and (p := object_type_problem(t.get("outputSchema")))]
+        if shapes:
+            self.put("tools.output-schema-type", "fail", "; ".join(shapes[:5]), evidence)
+        elif problems:
+            self.skip(["tools.output-schema-type"], "no outputSchema is valid JSON Schema to "
+                      "judge the type of (see tools.output-schema)")
+        else:
+            self.put("tools.output-schema-type", "pass",
+                     f"{len(typed)} outputSchema(s) of type \"object\"", evidence)
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
             return
