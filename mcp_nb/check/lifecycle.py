@@ -27,6 +27,7 @@ from ..client import ClientSession
 from ..i18n import _
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
+from .guard import now
 from .handshake_features import HANDSHAKE_FEATURE_CHECKS, HandshakeFeatureChecks
 from .recorder import exchange_entries
 from .sessions import SHUTDOWN_GRACE, is_url
@@ -80,7 +81,7 @@ class LifecycleChecks(HandshakeFeatureChecks):
         # The unknown-version session needs no other session: it starts beside the
         # handshake session instead of after its handshake (one server start less to wait).
         async with anyio.create_task_group() as group:
-            group.start_soon(self.unknown_version)
+            group.start_soon(self.guarded, ("lifecycle.unknown-version",), self.unknown_version)
             session, connect_error, refused = await self.handshake_session()
         if refused is not None:
             # Stateless-only: what the unknown-version session saw is not judged.
@@ -129,27 +130,33 @@ class LifecycleChecks(HandshakeFeatureChecks):
                                   beside_unknown_version: bool = True) -> None:
         async with anyio.create_task_group() as group:
             if beside_unknown_version:
-                group.start_soon(self.unknown_version)
-            self.handshake(session, name, connect_error)
+                group.start_soon(self.guarded, ("lifecycle.unknown-version",), self.unknown_version)
+            await self.guarded(("lifecycle.initialize-result", "lifecycle.version-answer"),
+                               now, lambda: self.handshake(session, name, connect_error))
             if connect_error is None and session.era is Era.HANDSHAKE:
-                group.start_soon(self.handshake_features, session, name)
+                group.start_soon(self.guarded, HANDSHAKE_FEATURE_CHECKS,
+                                 self.handshake_features, session, name)
             else:
                 self.skip(HANDSHAKE_FEATURE_CHECKS, _(
                     "no handshake-era session to use: {error}").format(error=connect_error))
             if connect_error is None and session.era is Era.HANDSHAKE:
-                answer, evidence = await self.exchange(session, name, "ping")
-                if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
-                    self.put("lifecycle.ping", "pass", _("ping answered with an empty result"),
-                             evidence)
-                elif isinstance(answer, dict):
-                    self.put("lifecycle.ping", "fail", _(
-                        "ping answered with a non-empty result (keys {keys})").format(
-                        keys=sorted(answer)), evidence)
-                else:
-                    self.put("lifecycle.ping", "fail",
-                             _("ping not answered: {answer}").format(answer=answer), evidence)
+                await self.guarded(("lifecycle.ping",), self.ping, session, name)
         if beside_unknown_version and connect_error is None and session.era is Era.HANDSHAKE:
-            self.early_requests()
+            await self.guarded(("lifecycle.requests-before-initialized",), now,
+                               self.early_requests)
+
+    async def ping(self, session: ClientSession, name: str) -> None:
+        """lifecycle.ping: an empty result, promptly."""
+        answer, evidence = await self.exchange(session, name, "ping")
+        if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
+            self.put("lifecycle.ping", "pass", _("ping answered with an empty result"), evidence)
+        elif isinstance(answer, dict):
+            self.put("lifecycle.ping", "fail", _(
+                "ping answered with a non-empty result (keys {keys})").format(
+                keys=sorted(answer)), evidence)
+        else:
+            self.put("lifecycle.ping", "fail",
+                     _("ping not answered: {answer}").format(answer=answer), evidence)
 
     def early_requests(self) -> None:
         """lifecycle.requests-before-initialized, once the unknown-version session closed."""

@@ -64,8 +64,9 @@ class ResourceChecks(CheckupCore):
             self.put("resources.uris", "fail" if problems else "pass",
                      "; ".join(problems[:5]) or f"{strings} resource URI(s) valid", listing)
         async with anyio.create_task_group() as group:
-            group.start_soon(self.reads, main, readable[:SAMPLE])
-            group.start_soon(self.templates, main)
+            group.start_soon(self.guarded, ("resources.read",), self.reads, main,
+                             readable[:SAMPLE])
+            group.start_soon(self.guarded, ("resources.templates",), self.templates, main)
 
     async def reads(self, main: ClientSession, uris: list[str]) -> None:
         check = "resources.read"

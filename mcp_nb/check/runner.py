@@ -97,7 +97,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                 if is_url(self.target):
                     from .http_rules import check_http  # httpx and authorization: URLs only
 
-                    group.start_soon(self.guarded, ("http.", "auth.", "stateless."),
+                    group.start_soon(self.guarded, ("http.", "auth.", "stateless.request-meta",
+                                                    "stateless.header-mismatch"),
                                      check_http, self, self.target)
                 if connect_error is None:
                     group.start_soon(self.guarded, ("apps.",), check_apps, self,

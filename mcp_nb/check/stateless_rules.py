@@ -41,6 +41,8 @@ NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additional
               "unevaluatedProperties", "propertyNames")
 DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-result",
                    "stateless.discover-server-info")
+#: What probe_stateless decides.
+STATELESS_PROBE_CHECKS = ("stateless.unsupported-version", "stateless.result-type")
 #: Declared in a stateless-era request's _meta: no server implements it.
 UNKNOWN_STATELESS_VERSION = "1900-01-01"
 #: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
@@ -174,9 +176,9 @@ def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
 async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
     """stateless.unsupported-version (server/discover declaring a version no server has) and
     stateless.result-type (over every result the main session received)."""
-    checks = ["stateless.unsupported-version", "stateless.result-type"]
     if main.era is not Era.STATELESS:
-        checkup.skip(checks, "the server does not speak the stateless era (2026-07-28)")
+        checkup.skip(STATELESS_PROBE_CHECKS,
+                     "the server does not speak the stateless era (2026-07-28)")
         return
     start = main.transcript.next_seq
     answer: Any

@@ -20,7 +20,7 @@ from ..client import ClientSession
 from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
 from .shapes import object_type_problem, schema_problem
-from .tool_calls import ToolCallChecks, arguments_for
+from .tool_calls import TOOL_CALL_CHECKS, ToolCallChecks, arguments_for
 
 #: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -83,8 +83,8 @@ class ToolChecks(ToolCallChecks):
             self.put("tools.annotations", "fail" if problems else "pass",
                      "; ".join(problems[:5]) or f"{len(annotated)} tool(s) annotated well",
                      evidence)
-        await self.output_schemas(main, tools, evidence)
-        await self.tool_calls(main, tools)
+        await self.guarded(("tools.output-schema",), self.output_schemas, main, tools, evidence)
+        await self.guarded(TOOL_CALL_CHECKS, self.tool_calls, main, tools)
 
     async def output_schemas(self, main: ClientSession, tools: list[dict[str, Any]],
                              evidence: list[dict[str, Any]]) -> None:
