@@ -159,6 +159,8 @@ def _evidence_html(result: Result, stable: bool) -> str:
         elif "seq" in item:
             label = (f"{item['session']} {_LABEL_ID.sub('', str(item['label']))}" if stable
                      else f"{item['session']} #{item['seq']} {item['label']}")
+        elif "traceback" in item:  # a check that crashed: its error's evidence
+            label = _("traceback")
         else:
             label = f"{item.get('session')} finding {item.get('finding')}"
         detail = json.dumps(_stable_entry(item) if stable else item, indent=1,
