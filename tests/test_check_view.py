@@ -147,6 +147,23 @@ def test_the_saved_forms_show_the_new_outcomes_one_line_each() -> None:
     assert html_report(mixed_report()).count('<tr class="error">') == 1
 
 
+def test_a_saved_report_writes_a_shared_exchange_out_once() -> None:
+    # A sentence's check and its schema's judge the same initialize exchange.
+    exchange = {"session": "main", "seq": 3, "label": "← response initialize #1",
+                "message": {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 5}}}
+    results = [Result.make(check, "pass" if c == "lifecycle.initialize-result" else
+                           "warn" if c == "lifecycle.initialize-result-types" else
+                           "not-applicable", "observed", [exchange] if c.startswith(
+                               "lifecycle.initialize-result") else [])
+               for c, check in CHECKS.items()]
+    report = Report(target="t", era="handshake", version="2025-11-25", server=None,
+                    results=results, seconds=0.1)
+    static = html_report(report, stable=True)
+    assert static.count("&quot;protocolVersion&quot;: 5") == 1
+    assert "the same as under lifecycle.initialize-result" in static
+    assert html_report(report).count("&quot;protocolVersion&quot;: 5") == 2  # live: in full
+
+
 def test_the_new_outcomes_in_the_kits_other_language() -> None:
     set_language("zh")
     try:
