@@ -85,6 +85,14 @@ def test_every_level_is_the_specs_word_for_the_server() -> None:
             # The quote is the schema's (or the extension's interface's) type.
             assert re.match(r"[A-Za-z]\w*( extends \w+)?: ", rule.quote), (check.id, rule.quote)
         assert (Result.make(check, "fail", "x").outcome == "fail") == (rule.level == "MUST")
+        if rule.level in SPEC_LEVELS:
+            # A sentence's rule quotes no schema types: what only the schema says is a check
+            # of its own, at MUST (schema), so it cannot fail beside the sentence's MUST.
+            assert "(schema" not in rule.quote and "DiscoverResult" not in rule.quote, check.id
+    # Authorization is OPTIONAL and conforming to its page a SHOULD (2025-11-25 and
+    # 2026-07-28, Protocol Requirements): a 401 that leads to no metadata can only warn.
+    discovery = CHECKS["auth.discovery"].rule
+    assert discovery.level == "SHOULD" and "Authorization is OPTIONAL" in discovery.quote
     # The test itself tells the parties apart.
     assert not _says_to_the_server("MCP clients MUST use the S256 code challenge method", "MUST")
     assert not _says_to_the_server("the client SHOULD initiate shutdown", "SHOULD")
@@ -309,6 +317,9 @@ PEER_MATRIX = {
     "--bad-input-schema": {"tools.input-schema": "fail"},
     # The schema's types, no sentence with a keyword: a warning (docs/checkup.md, Levels).
     "--bad-annotations": {"tools.annotations": "warn"},
+    # The sentence's MUST and the schema's types are two checks: only the types are broken.
+    "--untyped-output-schema": {"tools.output-schema-type": "warn"},
+    "--untyped-server-info": {"lifecycle.initialize-result-types": "warn"},
 }
 
 
@@ -339,6 +350,26 @@ async def test_each_flaw_of_the_checkup_peer_is_caught_by_its_check_and_nothing_
     assert verdicts(report) == PEER_MATRIX[flag], text_summary(report)
     assert report.exit_status == (1 if "fail" in PEER_MATRIX[flag].values() else 0)
     assert report.result(next(iter(PEER_MATRIX[flag]))).evidence
+
+
+#: discover_peer.py flag → what it trips: the caching page's MUST fails, the schema's type warns.
+DISCOVER_MATRIX = {
+    "": {},
+    "--shared-cache-scope": {"stateless.discover-result": "warn"},
+    "--no-cache-scope": {"stateless.discover": "fail"},
+}
+
+
+@pytest.mark.parametrize("flag", list(DISCOVER_MATRIX))
+async def test_a_discover_result_is_judged_by_the_sentence_and_by_the_schema_apart(
+        flag: str) -> None:
+    report = await run_checkup([sys.executable, str(PEERS / "discover_peer.py"),
+                                *([flag] if flag else [])], timeout=TIMEOUT)
+    assert report.era == "stateless"
+    assert verdicts(report) == DISCOVER_MATRIX[flag], text_summary(report)
+    for check in ("stateless.discover", "stateless.discover-result"):
+        assert report.result(check).outcome in ("pass", "fail", "warn"), check
+        assert report.result(check).evidence, check
 
 
 async def test_a_flawed_output_is_not_seen_unless_the_call_is_allowed() -> None:

@@ -48,7 +48,8 @@ HTTP_KNOBS = {
     ("--skip-header-check",): {"stateless.header-mismatch": "fail"},
     ("--lenient-meta",): {"stateless.request-meta": "fail"},
     ("--discover-without-cache-hints",): {"stateless.discover": "fail"},
-    ("--auth", "--auth-fault", "legacy-layout"): {"auth.discovery": "fail"},
+    # Conforming to the authorization page is a SHOULD (authorization is OPTIONAL).
+    ("--auth", "--auth-fault", "legacy-layout"): {"auth.discovery": "warn"},
     ("--auth", "--auth-fault", "resource-mismatch"): {"auth.resource-metadata": "fail"},
     ("--auth", "--auth-fault", "wrong-issuer"): {"auth.server-metadata": "fail"},
     ("--auth", "--auth-fault", "html-metadata"): {"auth.server-metadata": "fail"},

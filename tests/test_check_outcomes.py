@@ -218,3 +218,74 @@ def test_a_crash_inside_one_check_is_its_error_and_the_rest_still_runs(
                          for r in before["results"]]
     changed = {c.check_id: c.status for c in diff_reports(before, report).changes}
     assert changed == {"lifecycle.shutdown": "changed"}
+
+
+def test_a_silent_stdio_server_could_not_be_checked_and_says_why(tmp_path: Path) -> None:
+    # Reads nothing, writes nothing, and ignores its stdin closing: silence, once noticed, is
+    # the whole verdict (the time it costs is benchmarks/checkup_silent.py's, not a test's).
+    script = tmp_path / "silent.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(60)\n")
+    status, report, text = checkup("--", sys.executable, str(script), tmp_path=tmp_path)
+    assert status == 2 and outcomes(report) == {"could-not-check"}, text
+    assert "answered nothing: server/discover, initialize went unanswered" in \
+        report["connection"]
+    # Nothing else was asked of it: the probe and its fallback, then no more requests.
+    assert [r["method"] for r in report["requestsSent"]] == ["server/discover", "initialize"]
+
+
+def test_a_silent_http_server_could_not_be_checked_and_says_why(tmp_path: Path) -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # the kernel accepts; nobody ever reads or answers
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        status, report, text = checkup(url, tmp_path=tmp_path)
+    finally:
+        listener.close()
+    assert status == 2 and outcomes(report) == {"could-not-check"}, text
+    assert "took the connection but answered nothing" in report["connection"]
+    assert [r["via"] for r in report["requestsSent"]] == ["pre-flight"]
+
+
+def _raises(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("injected: a rule that crashed")
+
+
+#: Where a crash is injected → the checks it may cost, no more: each phase is guarded where it
+#: starts, so the phases beside it still give their verdicts.
+CRASHES = {
+    "mcp_nb.check.resources.contents_problems": {"resources.read"},
+    "mcp_nb.check.tools.object_type_problem": {"tools.output-schema",
+                                               "tools.output-schema-type"},
+    "mcp_nb.check.handshake_features.HandshakeFeatureChecks.batch": {"jsonrpc.batch"},
+}
+
+
+@pytest.mark.parametrize("where", list(CRASHES), ids=lambda w: w.rsplit(".", 1)[1])
+def test_a_crash_in_one_phase_is_that_phases_error_only(
+        where: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(where, _raises)
+    saved, junit = tmp_path / "report.json", tmp_path / "report.xml"
+    status = cli.main(["--timeout", TIMEOUT, "--call-tools", "all", "--json", str(saved),
+                       "--junit", str(junit), "--", *lab_command("--era", "handshake")])
+    report = json.loads(saved.read_text())
+    by_id = {r["id"]: r for r in report["results"]}
+    errors = {i for i, r in by_id.items() if r["outcome"] == "error"}
+    assert errors and errors <= CRASHES[where], errors
+    for check in errors:
+        assert "injected: a rule that crashed" in by_id[check]["evidence"][0]["traceback"]
+    # Every other phase still judged the server: the rest of the report is as healthy.
+    assert not {r["outcome"] for i, r in by_id.items() if i not in errors} & {
+        "fail", "warn", "error", "could-not-check"}
+    for check in ("lifecycle.ping", "resources.templates", "prompts.get", "tools.progress",
+                  "capabilities.logging-served", "jsonrpc.ids"):
+        assert check in errors or by_id[check]["outcome"] == "pass", check
+    # The report is written in every form, and says what crashed: exit 2, JUnit <error>s.
+    assert status == 2 and report["exitStatus"] == 2
+    out = capsys.readouterr().out
+    assert all(f"ERR  {check}" in out for check in errors)
+    root = ET.fromstring(junit.read_text())
+    assert root.get("errors") == str(len(errors)) and root.get("failures") == "0"

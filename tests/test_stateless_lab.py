@@ -15,6 +15,7 @@ from mcp_nb.client import (
     EraProbeFailed,
     InputRequestFailed,
     RequestCancelled,
+    RequestTimeout,
     ServerError,
 )
 from mcp_nb.protocol import Era, State, UnsupportedProtocolVersionError
@@ -104,6 +105,23 @@ async def test_a_silent_probe_counts_as_a_handshake_era_server() -> None:
         assert "no answer to server/discover" in session.era_steps[1].detail
     # Nothing but initialize may reach a handshake-era server first: no cancellation.
     assert sent(session, "notifications/cancelled") == []
+
+
+async def test_within_bounds_the_probe_and_its_fallback_together() -> None:
+    # A server silent to both: the fallback initialize gets what the probe left of the budget
+    # (its own timeout, 30 s, would be the wait without one).
+    async with lab_session("--era=handshake", "--never-answer=server/discover",
+                           "--never-answer=initialize", connect=False, probe_timeout=0.4,
+                           timeout=30) as session:
+        with pytest.raises(RequestTimeout) as raised:
+            await session.connect(era="auto", within=0.6)
+        assert raised.value.method == "initialize" and raised.value.timeout <= 0.2 + 1e-9
+        assert kinds(session) == ["probe", "verdict", "fallback"]
+    # A server that only ignores the probe is still reached within the budget.
+    async with lab_session("--era=handshake", "--never-answer=server/discover", connect=False,
+                           probe_timeout=0.4, timeout=30) as session:
+        await session.connect(era="auto", within=30.4)
+        assert session.era is Era.HANDSHAKE and session.state is State.OPERATING
 
 
 async def test_versions_are_renegotiated_from_the_servers_list() -> None:

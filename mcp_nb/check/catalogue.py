@@ -33,12 +33,20 @@ APPS_SPEC = ("https://github.com/modelcontextprotocol/ext-apps/blob/main/specifi
 
 _CHECK_LIST = (
     Check("lifecycle.initialize-result", "lifecycle",
-          N_("initialize result fields present and typed"),
+          N_("initialize answered with capabilities and server information"),
           _rule(_R, "basic/lifecycle#initialization", "MUST",
-                "The server MUST respond with its own capabilities and information "
-                "(InitializeResult: protocolVersion, capabilities, serverInfo)."),
-          N_("Answer initialize with protocolVersion (string), capabilities (object) and "
-          "serverInfo (object with name and version strings).")),
+                "The server MUST respond with its own capabilities and information."),
+          N_("Answer initialize with a result that carries capabilities and serverInfo.")),
+    Check("lifecycle.initialize-result-types", "lifecycle",
+          N_("initialize result fields typed as the schema says"),
+          _rule(_R, "schema#initializeresult", "MUST (schema)",
+                "InitializeResult: protocolVersion: string; capabilities: ServerCapabilities; "
+                "serverInfo: Implementation (name: string; version: string).",
+                "The schema's types, no sentence with a keyword: the sentence asks for the "
+                "capabilities and the information to be there (lifecycle.initialize-result), "
+                "not for their types."),
+          N_("Answer initialize with protocolVersion a string, capabilities an object and "
+          "serverInfo an object whose name and version are strings.")),
     Check("lifecycle.version-answer", "lifecycle",
           N_("the answered version is one the spec defines"),
           _rule(_R, "basic/lifecycle#version-negotiation", "MUST",
@@ -182,9 +190,18 @@ _CHECK_LIST = (
     Check("tools.output-schema", "tools", N_("outputSchema valid, structuredContent conforms"),
           _rule(_R, "server/tools#output-schema", "MUST",
                 "If an output schema is provided: Servers MUST provide structured results "
-                "that conform to this schema."),
-          N_("Make outputSchema a valid object schema and return structuredContent that "
+                "that conform to this schema. (basic#json-schema-usage: Schemas MUST be valid "
+                "according to their declared or default dialect.)"),
+          N_("Make outputSchema valid JSON Schema and return structuredContent that "
           "validates against it.")),
+    Check("tools.output-schema-type", "tools", N_("outputSchema is an object schema"),
+          _rule(_R, "schema#tool", "MUST (schema)",
+                "Tool: outputSchema?: { $schema?: string; type: \"object\"; properties?: "
+                "{ [key: string]: object }; required?: string[] }.",
+                "The schema's type, no sentence with a keyword: an outputSchema that is valid "
+                "JSON Schema of another type only warns (structuredContent is still compared "
+                "with it, by tools.output-schema)."),
+          N_("Give outputSchema type \"object\": structuredContent is a JSON object.")),
     Check("tools.annotations", "tools", N_("annotations well-formed"),
           _rule(_R, "schema#toolannotations", "MUST (schema)",
                 "ToolAnnotations: title?: string; readOnlyHint?: boolean; destructiveHint?: "
@@ -234,13 +251,19 @@ _CHECK_LIST = (
                 "notification; sending one undeclared uses a capability not negotiated."),
           N_("Declare listChanged on tools, resources or prompts before sending their "
           "notifications/…/list_changed (and send one whenever that list changes).")),
-    Check("resources.uris", "resources", N_("resource URIs are RFC 3986 URIs, mimeType a string"),
+    Check("resources.uris", "resources", N_("resource URIs are RFC 3986 URIs"),
           _rule(_R, "server/resources#custom-uri-schemes", "MUST",
                 "Custom URI schemes MUST be in accordance with RFC3986, taking the above "
-                "guidance in to account. (schema: Resource.uri is @format uri; mimeType?: "
-                "string.)"),
+                "guidance in to account."),
           N_("List resources under absolute URIs (scheme:rest, spaces and other characters "
-          "outside RFC 3986 percent-encoded) and give mimeType as a string.")),
+          "outside RFC 3986 percent-encoded).")),
+    Check("resources.list-types", "resources",
+          N_("listed resources typed as the schema says"),
+          _rule(_R, "schema#resource", "MUST (schema)",
+                "Resource extends BaseMetadata: uri: string (@format uri); mimeType?: string.",
+                "The schema's types, no sentence with a keyword: a resource without a string "
+                "uri, or with a mimeType that is not a string, warns."),
+          N_("List each resource with uri a string and, if given, mimeType a string.")),
     Check("resources.read", "resources", N_("resources/read of a listed resource answers it"),
           _rule(_R, "schema#readresourceresult", "MUST (schema)",
                 "ReadResourceResult: contents: (TextResourceContents | "
@@ -393,13 +416,25 @@ _CHECK_LIST = (
                 "the stream from that point. The server MUST NOT replay messages that would "
                 "have been delivered on a different stream."),
           N_("On GET with Last-Event-ID, replay only the stream that event id belongs to.")),
-    Check("stateless.discover", "stateless", N_("server/discover answered with its fields"),
+    Check("stateless.discover", "stateless",
+          N_("server/discover answered, with its caching hints"),
           _rule("2026-07-28", "server/discover", "MUST",
-                "Servers MUST implement it. (schema DiscoverResult: supportedVersions: "
-                "string[]; capabilities: ServerCapabilities; ttlMs: number, @minimum 0; "
-                "cacheScope: \"public\" | \"private\".)"),
-          N_("Answer server/discover with supportedVersions (strings), capabilities (an "
-          "object), ttlMs (a number >= 0) and cacheScope (\"public\" or \"private\").")),
+                "Servers MUST implement it. (server/utilities/caching: Servers MUST include "
+                "caching hints on results with resultType: \"complete\" returned by the "
+                "following operations: server/discover … Servers MUST provide a ttlMs value "
+                "that is >= 0.)"),
+          N_("Answer server/discover with a result carrying ttlMs (a number >= 0) and "
+          "cacheScope.")),
+    Check("stateless.discover-result", "stateless",
+          N_("server/discover's result typed as the schema says"),
+          _rule("2026-07-28", "schema#discoverresult", "MUST (schema)",
+                "DiscoverResult extends CacheableResult: supportedVersions: string[]; "
+                "capabilities: ServerCapabilities; cacheScope: \"public\" | \"private\".",
+                "The schema's types, no sentence with a keyword (\"A discovery result "
+                "includes: supportedVersions … capabilities …\"): a result the client could "
+                "still use warns; the caching hints' presence is stateless.discover's MUST."),
+          N_("Answer server/discover with supportedVersions a list of version strings, "
+          "capabilities an object and cacheScope \"public\" or \"private\".")),
     Check("stateless.discover-server-info", "stateless", N_("server/discover names the server"),
           _rule("2026-07-28", "server/discover#discoverresult", "SHOULD",
                 "_meta['io.modelcontextprotocol/serverInfo']: Name and version of the server "
@@ -441,13 +476,17 @@ _CHECK_LIST = (
           N_("Put x-mcp-header only on string/integer/boolean properties reached through "
           "properties alone, with unique token names.")),
     Check("auth.discovery", "auth", N_("the 401 leads to the resource metadata"),
-          _rule(_R, "basic/authorization#protected-resource-metadata-discovery-requirements",
-                "MUST",
-                "MCP servers MUST implement one of the following discovery mechanisms to "
-                "provide authorization server location information to MCP clients: "
-                "WWW-Authenticate Header … Well-Known URI (RFC 9110 §11.6.1: a server "
-                "generating a 401 MUST send a WWW-Authenticate header field containing at "
-                "least one challenge.)"),
+          _rule(_R, "basic/authorization#protocol-requirements", "SHOULD",
+                "Authorization is OPTIONAL for MCP implementations. When supported: "
+                "Implementations using an HTTP-based transport SHOULD conform to this "
+                "specification. … (Protected Resource Metadata Discovery Requirements: MCP "
+                "servers MUST implement one of the following discovery mechanisms … "
+                "WWW-Authenticate Header … Well-Known URI.)",
+                "The discovery MUST binds a server that follows this specification, and "
+                "following it is a SHOULD (2026-07-28 says the same): a server that asks for "
+                "another credential (an API key) or keeps the 2025-03-26 layout only warns. "
+                "Once it serves Protected Resource Metadata, what the document holds is "
+                "auth.resource-metadata's MUST."),
           N_("Answer 401 with WWW-Authenticate: Bearer resource_metadata=\"URL\", or serve "
           "the metadata at /.well-known/oauth-protected-resource[/path].")),
     Check("auth.resource-metadata", "auth",

@@ -29,9 +29,9 @@ import anyio
 from ..client import ClientSession
 from ..i18n import _
 from .lists import ListChecks
-from .prompts import PROMPT_CHECKS, PromptChecks
+from .prompts import COMPLETION_CHECKS, PROMPT_CHECKS, PromptChecks
 from .resources import RESOURCE_CHECKS, ResourceChecks
-from .stateless_rules import probe_stateless
+from .stateless_rules import STATELESS_PROBE_CHECKS, probe_stateless
 from .tool_calls import TOOL_CALL_CHECKS
 from .tools import TOOL_LIST_CHECKS, ToolChecks
 
@@ -40,13 +40,15 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
     """The main session's feature phase; mixed into the runner's ``_Checkup``."""
 
     async def features(self, main: ClientSession) -> None:
-        """The lists, the stateless era's probe, then every feature area concurrently."""
-        listed = await self.capability_lists(main)
-        await probe_stateless(self, main)
+        """The lists, the stateless era's probe, then every feature area concurrently (each
+        area guarded: a crash in one is its own checks' error, the others run on)."""
+        listed = await self.capability_lists(main)  # what every area needs: not guarded apart
+        await self.guarded(STATELESS_PROBE_CHECKS, probe_stateless, self, main)
         async with anyio.create_task_group() as group:
             group.start_soon(self.protocol_features, main, listed)
             if "tools" in listed:
-                group.start_soon(self.tools, main, listed["tools"])
+                group.start_soon(self.guarded, (*TOOL_LIST_CHECKS, *TOOL_CALL_CHECKS),
+                                 self.tools, main, listed["tools"])
             else:
                 self.skip([*TOOL_LIST_CHECKS, *TOOL_CALL_CHECKS], _("the server lists no tools"))
 
@@ -57,7 +59,7 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
             for kind, checks, run in (("resources", RESOURCE_CHECKS, self.resources),
                                       ("prompts", PROMPT_CHECKS, self.prompts)):
                 if kind in declared and kind in listed:
-                    group.start_soon(run, main, listed[kind])
+                    group.start_soon(self.guarded, checks, run, main, listed[kind])
                 elif kind in declared:
                     # Declared but its list failed: capabilities.<kind> reports that; the
                     # reason here must not say it was never declared.
@@ -65,4 +67,5 @@ class FeatureChecks(ListChecks, ResourceChecks, PromptChecks, ToolChecks):
                               "be read (see capabilities.{kind}-served)").format(kind=kind))
                 else:
                     self.skip(checks, _("the server does not declare {kind}").format(kind=kind))
-            group.start_soon(self.completion, main, listed.get("prompts") or [])
+            group.start_soon(self.guarded, COMPLETION_CHECKS, self.completion, main,
+                             listed.get("prompts") or [])

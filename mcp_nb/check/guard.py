@@ -1,8 +1,9 @@
 """What the checkup could not judge: a check that crashed, and a target it never reached.
 
 DESIGN.md's taxonomy keeps the checkup's own trouble apart from the server's: an
-exception inside a group of checks is *error* for each check that group left without
-a verdict (its traceback is the evidence), and the other groups run on; a connection
+exception inside a phase (:meth:`~mcp_nb.check.recorder.CheckupCore.guarded`, at the
+start of each) is *error* for each check that phase left without a verdict (its
+traceback is the evidence), and the phases beside it run on; a connection
 that never reached MCP makes every check *could not check*.  Either makes the exit
 status 2 (unless a MUST failed: 1), so CI tells "down" or "checkup bug" from "broken".
 
@@ -16,34 +17,25 @@ Example (what the runner does with it)::
 from __future__ import annotations
 
 import time
-import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ..i18n import _
 from .catalogue import CHECKS
 from .model import Report, Result
 from .recorder import CheckupCore
+from .sent import session_requests
 from .sessions import describe
 
 
 async def now(judge: Callable[[], Any]) -> None:
-    """A synchronous judge as an awaitable (so :meth:`CheckGuard.guarded` can run it)."""
+    """A synchronous judge as an awaitable (so :meth:`CheckupCore.guarded` can run it)."""
     judge()
 
 
 class CheckGuard(CheckupCore):
-    """Runs groups of checks so one's crash is its checks' *error*, not the checkup's end."""
-
-
-    async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
-                      *args: Any) -> None:
-        """``await run(*args)``, a group of checks owning the ids (or prefixes) ``owns``; an
-        exception is kept for them (cancellation is no exception: it passes)."""
-        try:
-            await run(*args)
-        except Exception:
-            self.crashes.append((owns, traceback.format_exc()))
+    """What a crash leaves: its checks' *error* (:meth:`CheckupCore.guarded` keeps each
+    phase's crash to itself), and the report of a target never reached."""
 
     def unfinished(self, check_id: str) -> Result:
         """A check left without a verdict: *error* when the group owning it crashed."""
@@ -64,9 +56,12 @@ class CheckGuard(CheckupCore):
         results = [Result.make(check, "could-not-check", problem, evidence)
                    for check in CHECKS.values()]
         if unauthorized is not None:
-            results = [Result(r.check, "warn", unauthorized, evidence)
+            # Its level (a SHOULD: authorization is optional) makes this a warning.
+            results = [Result.make(r.check, "fail", unauthorized, evidence)
                        if r.check.id == "auth.discovery" else r for r in results]
         return Report(target=describe(self.target), era=None, version=None, server=None,
                       results=results, seconds=time.monotonic() - started,
                       allowed_tools=["all"] if self.call_all else self.allowed,
-                      connection=self.connection, requests_sent=list(self.http_requests))
+                      connection=self.connection, requests_sent=[
+                          *session_requests([*self.sessions, *self.side_sessions], self.since),
+                          *self.http_requests])

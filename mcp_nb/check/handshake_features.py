@@ -51,9 +51,11 @@ class HandshakeFeatureChecks(CheckupCore):
     async def handshake_features(self, session: ClientSession, name: str) -> None:
         """Every check here on ``session`` (named ``name`` in the evidence), concurrently."""
         async with anyio.create_task_group() as group:
-            group.start_soon(self.logging, session, name)
-            group.start_soon(self.subscribe, session, name)
-            group.start_soon(self.batch, session, name)
+            group.start_soon(self.guarded, ("capabilities.logging", "logging."), self.logging,
+                             session, name)
+            group.start_soon(self.guarded, ("resources.subscribe",), self.subscribe, session,
+                             name)
+            group.start_soon(self.guarded, ("jsonrpc.batch",), self.batch, session, name)
 
     async def logging(self, session: ClientSession, name: str) -> None:
         check, served = "capabilities.logging", "capabilities.logging-served"

@@ -24,7 +24,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -201,14 +201,16 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
         why = _("the server asks for authorization (401): only its metadata was checked")
         checkup.skip([*HANDSHAKE_CHECKS, *STATELESS_HTTP_CHECKS], why)
         checkup.authorization_required = True
-        await check_authorization(checkup, client, probe.url, plain)
+        await _phase(checkup, AUTH_CHECKS, check_authorization, checkup, client, probe.url,
+                     plain)
         return
     checkup.skip(AUTH_CHECKS, _("the server did not ask for authorization (initialize "
                  "answered {status}, not 401)").format(status=plain.status))
     discover = await probe.post(_discover(1), stateless_headers("server/discover"))
     stateless = discover.status == 200 and discover.result is not None
     if plain.status == 200 and plain.result is not None:
-        await _handshake(checkup, probe, plain, plain.result)
+        await _phase(checkup, HANDSHAKE_CHECKS, _handshake, checkup, probe, plain,
+                     plain.result)
     else:
         # Not an endpoint that initializes (legacy HTTP+SSE's, or stateless-only).
         why = _no_handshake(plain, stateless)
@@ -216,11 +218,24 @@ async def _check(checkup: Recorder, probe: HttpProbe, client: httpx.AsyncClient)
             await _origin(checkup, probe, _discover(2), stateless_headers("server/discover"))
         checkup.skip(HANDSHAKE_CHECKS, why)
     if stateless:
-        await _stateless(checkup, probe, discover)
+        await _phase(checkup, STATELESS_HTTP_CHECKS, _stateless, checkup, probe, discover)
     else:
         checkup.skip(STATELESS_HTTP_CHECKS, _("server/discover with 2026-07-28 _meta answered "
                      "{status} without a result: no stateless era over HTTP").format(
                          status=discover.status))
+
+
+async def _phase(checkup: Recorder, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
+                 *args: Any) -> None:
+    """One group of HTTP rules, guarded on its own: a crash is its checks' error, and a
+    connection lost midway leaves its unsettled checks not applicable, as in check_http."""
+    async def probing() -> None:
+        try:
+            await run(*args)
+        except httpx.HTTPError as exc:
+            checkup.skip(owns, f"the raw HTTP probe got no answer: {exc!r}")
+
+    await checkup.guarded(owns, probing)
 
 
 def _no_handshake(plain: Answer, stateless: bool) -> str:

@@ -27,6 +27,7 @@ from ..client import ClientSession
 from ..i18n import _
 from ..protocol.errors import McpError, UnsupportedVersionError
 from ..protocol.versions import SUPPORTED_VERSIONS, VERSIONS, Era
+from .guard import now
 from .handshake_features import HANDSHAKE_FEATURE_CHECKS, HandshakeFeatureChecks
 from .recorder import exchange_entries
 from .sessions import SHUTDOWN_GRACE, is_url
@@ -66,7 +67,8 @@ class LifecycleChecks(HandshakeFeatureChecks):
     async def lifecycle(self, main: ClientSession, connect_error: Exception | None) -> None:
         # A session's task group lives in the task that opened it: each session this check
         # opens is entered and left here (its transcript and findings stay readable after).
-        handshake_checks = ["lifecycle.initialize-result", "lifecycle.version-answer",
+        handshake_checks = ["lifecycle.initialize-result", "lifecycle.initialize-result-types",
+                            "lifecycle.version-answer",
                             "lifecycle.unknown-version", "lifecycle.ping",
                             "lifecycle.requests-before-initialized", *HANDSHAKE_FEATURE_CHECKS]
         if connect_error is not None or main.era is not Era.STATELESS:
@@ -79,7 +81,7 @@ class LifecycleChecks(HandshakeFeatureChecks):
         # The unknown-version session needs no other session: it starts beside the
         # handshake session instead of after its handshake (one server start less to wait).
         async with anyio.create_task_group() as group:
-            group.start_soon(self.unknown_version)
+            group.start_soon(self.guarded, ("lifecycle.unknown-version",), self.unknown_version)
             session, connect_error, refused = await self.handshake_session()
         if refused is not None:
             # Stateless-only: what the unknown-version session saw is not judged.
@@ -128,27 +130,33 @@ class LifecycleChecks(HandshakeFeatureChecks):
                                   beside_unknown_version: bool = True) -> None:
         async with anyio.create_task_group() as group:
             if beside_unknown_version:
-                group.start_soon(self.unknown_version)
-            self.handshake(session, name, connect_error)
+                group.start_soon(self.guarded, ("lifecycle.unknown-version",), self.unknown_version)
+            await self.guarded(("lifecycle.initialize-result", "lifecycle.version-answer"),
+                               now, lambda: self.handshake(session, name, connect_error))
             if connect_error is None and session.era is Era.HANDSHAKE:
-                group.start_soon(self.handshake_features, session, name)
+                group.start_soon(self.guarded, HANDSHAKE_FEATURE_CHECKS,
+                                 self.handshake_features, session, name)
             else:
                 self.skip(HANDSHAKE_FEATURE_CHECKS, _(
                     "no handshake-era session to use: {error}").format(error=connect_error))
             if connect_error is None and session.era is Era.HANDSHAKE:
-                answer, evidence = await self.exchange(session, name, "ping")
-                if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
-                    self.put("lifecycle.ping", "pass", _("ping answered with an empty result"),
-                             evidence)
-                elif isinstance(answer, dict):
-                    self.put("lifecycle.ping", "fail", _(
-                        "ping answered with a non-empty result (keys {keys})").format(
-                        keys=sorted(answer)), evidence)
-                else:
-                    self.put("lifecycle.ping", "fail",
-                             _("ping not answered: {answer}").format(answer=answer), evidence)
+                await self.guarded(("lifecycle.ping",), self.ping, session, name)
         if beside_unknown_version and connect_error is None and session.era is Era.HANDSHAKE:
-            self.early_requests()
+            await self.guarded(("lifecycle.requests-before-initialized",), now,
+                               self.early_requests)
+
+    async def ping(self, session: ClientSession, name: str) -> None:
+        """lifecycle.ping: an empty result, promptly."""
+        answer, evidence = await self.exchange(session, name, "ping")
+        if isinstance(answer, dict) and not {k for k in answer if k != "_meta"}:
+            self.put("lifecycle.ping", "pass", _("ping answered with an empty result"), evidence)
+        elif isinstance(answer, dict):
+            self.put("lifecycle.ping", "fail", _(
+                "ping answered with a non-empty result (keys {keys})").format(
+                keys=sorted(answer)), evidence)
+        else:
+            self.put("lifecycle.ping", "fail",
+                     _("ping not answered: {answer}").format(answer=answer), evidence)
 
     def early_requests(self) -> None:
         """lifecycle.requests-before-initialized, once the unknown-version session closed."""
@@ -169,8 +177,12 @@ class LifecycleChecks(HandshakeFeatureChecks):
                   for n, f in early[:5]])
 
     def handshake(self, session: ClientSession, name: str, error: Exception | None) -> None:
-        """initialize-result and version-answer, from the initialize exchange in the transcript."""
+        """initialize-result (and its types) and version-answer, from the initialize exchange
+        in the transcript."""
         answer, evidence = _initialize_exchange(session, name)
+        if not isinstance((answer or {}).get("result"), dict):
+            self.skip(["lifecycle.initialize-result-types"],
+                      _("no initialize result to judge the types of"))
         if answer is None:
             self.put("lifecycle.initialize-result", "fail",
                      _("initialize was not answered: {error}").format(error=error), evidence)
@@ -184,20 +196,26 @@ class LifecycleChecks(HandshakeFeatureChecks):
                      else "lifecycle.initialize-result")
             self.put(check, "fail", detail, evidence)
             return
+        # The sentence asks for the capabilities and the information to be there; their
+        # types are the schema's (lifecycle.initialize-result-types, which only warns).
+        missing = [key for key in ("capabilities", "serverInfo") if key not in result]
+        self.put("lifecycle.initialize-result", "fail" if missing else "pass", _(
+            "the result carries no {keys}").format(keys=", ".join(missing)) if missing else
+            _("the result carries capabilities and serverInfo"), evidence)
         problems = []
         info = result.get("serverInfo")
         if not isinstance(result.get("protocolVersion"), str):
             problems.append(_("protocolVersion is not a string"))
-        if not isinstance(result.get("capabilities"), dict):
+        if "capabilities" in result and not isinstance(result["capabilities"], dict):
             problems.append(_("capabilities is not an object"))
-        if not isinstance(info, dict):
+        if "serverInfo" in result and not isinstance(info, dict):
             problems.append(_("serverInfo is not an object"))
-        else:
+        elif isinstance(info, dict):
             problems += [_("serverInfo.{key} is not a string").format(key=key)
                          for key in ("name", "version") if not isinstance(info.get(key), str)]
-        self.put("lifecycle.initialize-result", "fail" if problems else "pass",
+        self.put("lifecycle.initialize-result-types", "fail" if problems else "pass",
                  "; ".join(problems) or _("protocolVersion, capabilities and serverInfo "
-                                          "present and typed"), evidence)
+                                          "typed as the schema says"), evidence)
         answered = result.get("protocolVersion")
         offered = next((e["message"]["params"].get("protocolVersion") for e in evidence
                         if e["message"] and e["message"].get("method") == "initialize"), None)

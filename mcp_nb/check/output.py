@@ -148,7 +148,10 @@ def _stable_entry(item: dict[str, Any]) -> dict[str, Any]:
     return shown  # type: ignore[no-any-return]
 
 
-def _evidence_html(result: Result, stable: bool) -> str:
+def _evidence_html(result: Result, stable: bool, seen: dict[str, str]) -> str:
+    """A row's evidence, each item folded; ``stable`` (a saved notebook): an item already
+    shown under an earlier check (``seen``: its JSON → that check) points there instead of
+    being repeated (a sentence's check and its schema's often share the exchange)."""
     if not result.evidence:
         return ""
     items = []
@@ -159,10 +162,18 @@ def _evidence_html(result: Result, stable: bool) -> str:
         elif "seq" in item:
             label = (f"{item['session']} {_LABEL_ID.sub('', str(item['label']))}" if stable
                      else f"{item['session']} #{item['seq']} {item['label']}")
+        elif "traceback" in item:  # a check that crashed: its error's evidence
+            label = _("traceback")
         else:
             label = f"{item.get('session')} {_('finding')} {item.get('finding')}"
         detail = json.dumps(_stable_entry(item) if stable else item, indent=1,
                             ensure_ascii=False, default=repr)[:4000]
+        if stable and detail in seen:
+            same = _("the same as under {check}").format(check=seen[detail])
+            items.append(f"<details><summary>{html.escape(label)}</summary>"
+                         f"<p>{html.escape(same)}</p></details>")
+            continue
+        seen.setdefault(detail, result.check.id)
         items.append(f"<details><summary>{html.escape(label)}</summary>"
                      f"<pre>{html.escape(detail)}</pre></details>")
     return "".join(items)
@@ -180,10 +191,12 @@ def html_report(report: Report, *, stable: bool = False) -> str:
     """A static HTML table by area; each row's evidence folds open. Every server string escaped.
 
     ``stable``: for a notebook's saved output, the evidence without transcript positions,
-    event times and session ids (see :func:`reproducible`).
+    event times and session ids (see :func:`reproducible`), each exchange written out once
+    (where it comes again, the row names the check it is shown under).
     """
     counts = report.counts
     rows = []
+    seen: dict[str, str] = {}
     fix_label = html.escape(_("fix:"))
     for area, results in report.by_area().items():
         rows.append(f'<tr><th colspan="5" style="text-align:left">{html.escape(area)}</th></tr>')
@@ -197,7 +210,7 @@ def html_report(report: Report, *, stable: bool = False) -> str:
                 f'<td><a href="{html.escape(rule.url)}">{rule.level} {html.escape(rule.section)}'
                 f" ({rule.revision})</a></td><td>{html.escape(result.detail)}"
                 f"{'<br><i>' + fix_label + '</i> ' + fix if fix else ''}</td>"
-                f"<td>{_evidence_html(result, stable)}</td></tr>")
+                f"<td>{_evidence_html(result, stable, seen)}</td></tr>")
     title = html.escape(report_header(report))
     summary = _("{passed} passed, {failed} failed (MUST), {warned} warned, {skipped} not "
                 "applicable — {seconds} s").format(

@@ -142,6 +142,14 @@ async def preflight_http(url: str, timeout: float,
                                          headers=_HEADERS) as response:
                     kind = response.headers.get("content-type", "").split(";")[0].strip()
                     text = "" if kind == "text/event-stream" else await _read(response)
+            except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+                # Connected, then silence: the server is there but says nothing.
+                reach.problem = _("{url} took the connection but answered nothing within "
+                                  "--timeout ({timeout:g} s; {error}): is an MCP server "
+                                  "listening there, and is it stuck? {how}").format(
+                    url=reach.url, timeout=timeout, error=type(exc).__name__,
+                    how=how_to_point())
+                return reach
             except httpx.HTTPError as exc:
                 reach.problem = _("nothing answered at {url} ({error}): is the server running, "
                                   "and is this its address? {how}").format(

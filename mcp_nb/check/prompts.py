@@ -34,6 +34,9 @@ from .shapes import argument_problems, completion_problems, message_problems
 from .uris import template_problem, template_variables
 
 PROMPT_CHECKS = ("prompts.arguments", "prompts.get")
+#: What the completion request decides (both directions of its capability, and the result).
+COMPLETION_CHECKS = ("capabilities.completions", "capabilities.completions-served",
+                     "completion.result")
 
 
 class PromptChecks(CheckupCore):

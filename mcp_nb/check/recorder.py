@@ -16,7 +16,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import traceback
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..client import ClientSession
@@ -47,6 +48,9 @@ class Recorder(Protocol):
             evidence: list[dict[str, Any]] | None = None) -> None: ...
 
     def skip(self, check_ids: Sequence[str], reason: str) -> None: ...
+
+    async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
+                      *args: Any) -> None: ...
 
 
 class SessionRecorder(Recorder, Protocol):
@@ -110,6 +114,17 @@ class CheckupCore:
     def put(self, check_id: str, outcome: Outcome, detail: str,
             evidence: list[dict[str, Any]] | None = None) -> None:
         self.results[check_id] = Result.make(CHECKS[check_id], outcome, detail, evidence)
+
+    async def guarded(self, owns: tuple[str, ...], run: Callable[..., Awaitable[Any]],
+                      *args: Any) -> None:
+        """``await run(*args)``, a phase owning the check ids (or id prefixes) ``owns``: an
+        exception is kept for them (mcp_nb.check.guard makes it their *error*) and goes no
+        further, so the phases beside it run on (cancellation is no exception: it passes).
+        Each phase is guarded where it starts, so a crash costs only the checks it owns."""
+        try:
+            await run(*args)
+        except Exception:
+            self.crashes.append((owns, traceback.format_exc()))
 
     def skip(self, check_ids: Sequence[str], reason: str) -> None:
         for check_id in check_ids:

@@ -26,22 +26,25 @@ from .recorder import SAMPLE, CheckupCore, Exchange
 from .shapes import contents_problems
 from .uris import template_problem, uri_problem
 
-RESOURCE_CHECKS = ("resources.uris", "resources.read", "resources.templates")
+RESOURCE_CHECKS = ("resources.uris", "resources.list-types", "resources.read",
+                   "resources.templates")
 
 
 class ResourceChecks(CheckupCore):
-    """resources.uris, resources.read and resources.templates."""
+    """resources.uris (and the listing's types), resources.read and resources.templates."""
 
     async def resources(self, main: ClientSession, resources: list[Any]) -> None:
         listing = [_entry("main", e) for e in main.transcript
                    if e.direction == "recv" and e.kind == "response" and e.message
                    and isinstance(e.message.get("result"), dict)
                    and "resources" in e.message["result"]][:2]
-        problems, readable = [], []
+        # RFC 3986 is the sentence's MUST (resources.uris); the types are the schema's
+        # (resources.list-types, which only warns).
+        problems, shapes, readable = [], [], []
         for resource in resources:
             uri = resource.get("uri") if isinstance(resource, dict) else None
             if not isinstance(uri, str):
-                problems.append(_("a resource has no string uri ({resource})").format(
+                shapes.append(_("a resource has no string uri ({resource})").format(
                     resource=f"{resource!r:.80}"))
                 continue
             if (why := uri_problem(uri)) is not None:
@@ -49,18 +52,26 @@ class ResourceChecks(CheckupCore):
             else:
                 readable.append(uri)
             if "mimeType" in resource and not isinstance(resource["mimeType"], str):
-                problems.append(_("{uri}: mimeType {mime} is not a string").format(
+                shapes.append(_("{uri}: mimeType {mime} is not a string").format(
                     uri=repr(uri), mime=repr(resource["mimeType"])))
+        strings = sum(1 for r in resources
+                      if isinstance(r, dict) and isinstance(r.get("uri"), str))
         if not resources:
-            self.skip(["resources.uris"], _("no resources listed"))
+            self.skip(["resources.uris", "resources.list-types"], _("no resources listed"))
+        else:
+            self.put("resources.list-types", "fail" if shapes else "pass",
+                     "; ".join(shapes[:5]) or _("{count} resource(s) typed as the schema "
+                                                "says").format(count=len(resources)), listing)
+        if not strings:
+            self.skip(["resources.uris"], _("no resource listed with a string uri to judge"))
         else:
             self.put("resources.uris", "fail" if problems else "pass",
                      "; ".join(problems[:5]) or _("{count} resource URI(s) valid").format(
-                         count=len(resources)),
-                     listing)
+                         count=strings), listing)
         async with anyio.create_task_group() as group:
-            group.start_soon(self.reads, main, readable[:SAMPLE])
-            group.start_soon(self.templates, main)
+            group.start_soon(self.guarded, ("resources.read",), self.reads, main,
+                             readable[:SAMPLE])
+            group.start_soon(self.guarded, ("resources.templates",), self.templates, main)
 
     async def reads(self, main: ClientSession, uris: list[str]) -> None:
         check = "resources.read"

@@ -33,6 +33,7 @@ import anyio
 from ..client import ClientSession
 from ..i18n import _
 from ..protocol.errors import McpError
+from ..transports.stdio import StdioTransport
 from .apps_rules import check_apps
 from .catalogue import CHECKS
 from .features import FeatureChecks
@@ -44,7 +45,7 @@ from .jsonrpc_rules import judge_jsonrpc
 from .lifecycle import LifecycleChecks
 from .model import Report, Result, transcript_evidence
 from .sent import session_requests
-from .sessions import Target, describe, is_url, session_factory
+from .sessions import CONNECT_BUDGET, SILENT_GRACE, Target, describe, is_url, session_factory
 from .stateless_rules import judge_stateless
 
 # Target is named from here by the %mcp check magic (mcp_nb.notebook.magics.check).
@@ -85,8 +86,10 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
             if connect_error is not None and not is_url(self.target) and not _reached(main):
                 # Nothing MCP ever answered: the process could not start, or exited first (a
                 # URL's first answer was classified by the pre-flight: a 401 is MCP's).
-                problem = _("the server never answered ({error}); {how}").format(
-                    error=connect_error, how=_stdio_hint())
+                problem = _silence(main, connect_error, self.timeout)
+                if isinstance(main.transport, StdioTransport):
+                    # Nothing to judge in its shutdown: no polite wait for a silent server.
+                    main.transport.stdin_close_grace = SILENT_GRACE
                 self.connection = problem
                 return self.unreached(problem, started, [], None)
             async with anyio.create_task_group() as group:
@@ -97,7 +100,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
                 if is_url(self.target):
                     from .http_rules import check_http  # httpx and authorization: URLs only
 
-                    group.start_soon(self.guarded, ("http.", "auth.", "stateless."),
+                    group.start_soon(self.guarded, ("http.", "auth.", "stateless.request-meta",
+                                                    "stateless.header-mismatch"),
                                      check_http, self, self.target)
                 if connect_error is None:
                     group.start_soon(self.guarded, ("apps.",), check_apps, self,
@@ -129,7 +133,8 @@ class _Checkup(CheckGuard, LifecycleChecks, FeatureChecks):
             main = self.new_session()
             try:
                 await stack.enter_async_context(main)
-                await main.connect(era=era)  # type: ignore[arg-type]
+                await main.connect(era=era,  # type: ignore[arg-type]
+                                   within=CONNECT_BUDGET * self.timeout)
             except McpError as exc:
                 connect_error = exc
             else:
@@ -219,6 +224,20 @@ def _exited_on_discover(session: ClientSession) -> bool:
             and any(e.direction == "send" and e.method == "server/discover"
                     for e in session.transcript)
             and any(e.kind == "exited" for e in session.transport_events))
+
+
+def _silence(main: ClientSession, error: Exception, timeout: float) -> str:
+    """Why a stdio server could not be checked: it exited, or it said nothing in time."""
+    unanswered = [e.method for e in main.transcript if e.direction == "send"
+                  and e.kind == "request" and e.method]
+    exited = any(e.kind == "exited" for e in main.transport_events)
+    if unanswered and not exited:
+        return _("the server answered nothing: {requests} went unanswered within "
+                 "{budget:g} s (--timeout {timeout:g}); {how}").format(
+            requests=", ".join(dict.fromkeys(unanswered)), budget=CONNECT_BUDGET * timeout,
+            timeout=timeout, how=_stdio_hint())
+    return _("the server never answered ({error}); {how}").format(error=error,
+                                                                   how=_stdio_hint())
 
 
 def _stdio_hint() -> str:

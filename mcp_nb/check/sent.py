@@ -105,7 +105,17 @@ def sent_html(items: Sequence[dict[str, Any]], *, stable: bool = False) -> str:
     sorts it, for a saved notebook (concurrent requests go out in varying order)."""
     if not items:
         return ""
-    labels = [sent_label(i) for i in items]
+    labels = [sent_label(_stable_item(i) if stable else i) for i in items]
     lines = "\n".join(html.escape(label) for label in (sorted(labels) if stable else labels))
     return (f"<details><summary>{html.escape(sent_count(items))}</summary>"
             f"<pre>{lines}</pre></details>")
+
+
+def _stable_item(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` with its progress token masked: the client numbers tokens as it numbers
+    requests, so concurrent requests take them in varying order."""
+    params = item.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or "progressToken" not in meta:
+        return item
+    return {**item, "params": {**params, "_meta": {**meta, "progressToken": "…"}}}

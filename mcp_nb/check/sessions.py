@@ -30,6 +30,13 @@ Target = str | Sequence[str] | ClientSession
 #: a large framework can take seconds to notice end-of-file on a busy machine (fastmcp
 #: took 2.5 s at a load of 9); only a server that ignores it pays the wait.
 SHUTDOWN_GRACE = 5.0
+#: The same wait for a server that never said anything: it gets no verdict on its shutdown
+#: (it could not be checked), and a silent server should cost one --timeout, not two.
+SILENT_GRACE = 0.25
+#: The main session's era probe and the initialize it falls back to share this many
+#: --timeouts: a server that says nothing is noticed once (the probe waits one --timeout,
+#: initialize what is left; a server up by then that ignored the probe answers at once).
+CONNECT_BUDGET = 1.5
 
 
 def describe(target: Target) -> str:

@@ -140,11 +140,14 @@ def conformance_problem(error: Any) -> str:
     return str(error.message)
 
 
-def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` is not a valid JSON Schema object schema (None if it is)."""
+def schema_problem(schema: Any, *, object_type: bool = True) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema object schema (None if it is); with
+    ``object_type=False`` only whether it is valid JSON Schema (a boolean schema is)."""
+    if not object_type and isinstance(schema, bool):
+        return None
     if not isinstance(schema, dict):
         return _("is {kind}, not a JSON object").format(kind=type(schema).__name__)
-    if schema.get("type") != "object":
+    if object_type and schema.get("type") != "object":
         return _("has type {kind}, not 'object'").format(kind=repr(schema.get("type")))
     if "$schema" in schema and not isinstance(schema["$schema"], str):
         return _("has $schema {value}, not a URI string").format(value=repr(schema["$schema"]))
@@ -156,4 +159,13 @@ def schema_problem(schema: Any) -> str | None:
         return _("is not valid JSON Schema: {error}").format(error=exc.message)
     except RecursionError:
         return _("is nested too deeply to be checked")
+    return None
+
+
+def object_type_problem(schema: Any) -> str | None:
+    """Why a valid JSON Schema is not the schema's object schema (``type: "object"``)."""
+    if not isinstance(schema, dict):
+        return _("is the boolean schema {value}, not an object schema").format(value=repr(schema))
+    if schema.get("type") != "object":
+        return _("has type {kind}, not 'object'").format(kind=repr(schema.get("type")))
     return None

@@ -40,7 +40,10 @@ NOT_STATIC = ("items", "prefixItems", "additionalItems", "contains", "additional
               "patternProperties", "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
               "$ref", "$defs", "definitions", "dependentSchemas", "unevaluatedItems",
               "unevaluatedProperties", "propertyNames")
-DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-server-info")
+DISCOVER_CHECKS = ("stateless.discover", "stateless.discover-result",
+                   "stateless.discover-server-info")
+#: What probe_stateless decides.
+STATELESS_PROBE_CHECKS = ("stateless.unsupported-version", "stateless.result-type")
 #: Declared in a stateless-era request's _meta: no server implements it.
 UNKNOWN_STATELESS_VERSION = "1900-01-01"
 #: The stateless era's "Unsupported protocol version" code (initialize to a stateless-only server).
@@ -94,7 +97,8 @@ def x_mcp_header_problems(schema: Any) -> list[str]:
 
 
 def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
-    """stateless.discover, stateless.discover-server-info and stateless.x-mcp-header."""
+    """stateless.discover (and its result's types), stateless.discover-server-info and
+    stateless.x-mcp-header."""
     _x_mcp_header(checkup, main)
     if main.era is not Era.STATELESS:
         checkup.skip(DISCOVER_CHECKS, _("the server does not speak the stateless era "
@@ -114,6 +118,17 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
                and e.id == first.id and e.kind == "request"]
     evidence = [*request, _entry("main", first)]
     result = first.message["result"]
+    # The sentences: implement it, with caching hints, ttlMs >= 0 (stateless.discover); the
+    # rest is the schema's types (stateless.discover-result, which only warns).
+    hints = []
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
+        hints.append(f"ttlMs is {ttl!r}, not a number >= 0")
+    if "cacheScope" not in result:
+        hints.append("no cacheScope")
+    checkup.put("stateless.discover", "fail" if hints else "pass",
+                "; ".join(hints) or f"answered, with ttlMs {ttl!r} and cacheScope "
+                f"{result.get('cacheScope')!r}", evidence)
     problems = []
     versions = result.get("supportedVersions")
     if not (isinstance(versions, list) and versions and all(isinstance(v, str)
@@ -122,15 +137,12 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
             value=repr(versions)))
     if not isinstance(result.get("capabilities"), dict):
         problems.append(_("capabilities is not an object"))
-    ttl = result.get("ttlMs")
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
-        problems.append(_("ttlMs is {value}, not a number >= 0").format(value=repr(ttl)))
-    if result.get("cacheScope") not in ("public", "private"):
+    if "cacheScope" in result and result["cacheScope"] not in ("public", "private"):
         problems.append(_("cacheScope is {value}, not \"public\" or "
-                        "\"private\"").format(value=repr(result.get("cacheScope"))))
-    checkup.put("stateless.discover", "fail" if problems else "pass",
-                "; ".join(problems) or _("supportedVersions {versions}, capabilities, "
-                "ttlMs and cacheScope present and typed").format(versions=", ".join(versions)),
+                          "\"private\"").format(value=repr(result["cacheScope"])))
+    checkup.put("stateless.discover-result", "fail" if problems else "pass",
+                "; ".join(problems) or _("supportedVersions {versions}, capabilities and "
+                "cacheScope typed as the schema says").format(versions=", ".join(versions)),
                 evidence)
     info = server_info_of(result)
     if info is not None and all(isinstance(info.get(k), str) for k in ("name", "version")):
@@ -171,9 +183,9 @@ def _x_mcp_header(checkup: Recorder, main: ClientSession) -> None:
 async def probe_stateless(checkup: Recorder, main: ClientSession) -> None:
     """stateless.unsupported-version (server/discover declaring a version no server has) and
     stateless.result-type (over every result the main session received)."""
-    checks = ["stateless.unsupported-version", "stateless.result-type"]
     if main.era is not Era.STATELESS:
-        checkup.skip(checks, _("the server does not speak the stateless era (2026-07-28)"))
+        checkup.skip(STATELESS_PROBE_CHECKS,
+                     _("the server does not speak the stateless era (2026-07-28)"))
         return
     start = main.transcript.next_seq
     answer: Any

@@ -20,8 +20,8 @@ from ..client import ClientSession
 from ..i18n import _
 from ..lazy_jsonschema import jsonschema
 from .model import transcript_evidence as _entry
-from .shapes import conformance_problem, schema_problem
-from .tool_calls import ToolCallChecks, arguments_for
+from .shapes import conformance_problem, object_type_problem, schema_problem
+from .tool_calls import TOOL_CALL_CHECKS, ToolCallChecks, arguments_for
 
 #: The naming rule (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-`` and ``.``.
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -29,7 +29,7 @@ TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 #: The checks a server that lists no tools makes not applicable (with TOOL_CALL_CHECKS).
 TOOL_LIST_CHECKS = ("tools.names", "tools.input-schema", "tools.output-schema",
-                    "tools.annotations")
+                    "tools.output-schema-type", "tools.annotations")
 
 
 class ToolChecks(ToolCallChecks):
@@ -92,18 +92,30 @@ class ToolChecks(ToolCallChecks):
                      "; ".join(problems[:5]) or _("{count} tool(s) annotated well").format(
                          count=len(annotated)),
                      evidence)
-        await self.output_schemas(main, tools, evidence)
-        await self.tool_calls(main, tools)
+        await self.guarded(("tools.output-schema",), self.output_schemas, main, tools, evidence)
+        await self.guarded(TOOL_CALL_CHECKS, self.tool_calls, main, tools)
 
     async def output_schemas(self, main: ClientSession, tools: list[dict[str, Any]],
                              evidence: list[dict[str, Any]]) -> None:
         check = "tools.output-schema"
         typed = [t for t in tools if "outputSchema" in t]
         if not typed:
-            self.skip([check], _("no tool declares an outputSchema"))
+            self.skip([check, "tools.output-schema-type"], _("no tool declares an outputSchema"))
             return
+        # Valid JSON Schema is basic's MUST; type "object" is the schema's (only warns).
         problems = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
-                    if (p := schema_problem(t.get("outputSchema")))]
+                    if (p := schema_problem(t.get("outputSchema"), object_type=False))]
+        shapes = [f"{t.get('name')!r}: outputSchema {p}" for t in typed
+                  if not schema_problem(t.get("outputSchema"), object_type=False)
+                  and (p := object_type_problem(t.get("outputSchema")))]
+        if shapes:
+            self.put("tools.output-schema-type", "fail", "; ".join(shapes[:5]), evidence)
+        elif problems:
+            self.skip(["tools.output-schema-type"], "no outputSchema is valid JSON Schema to "
+                      "judge the type of (see tools.output-schema)")
+        else:
+            self.put("tools.output-schema-type", "pass",
+                     f"{len(typed)} outputSchema(s) of type \"object\"", evidence)
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
             return

@@ -340,8 +340,8 @@ class ClientSession(TypedApi):
         """Send ``notifications/initialized`` (Initialized → Operating)."""
         await self._parts.handshake.send_initialized()
 
-    async def connect(self, version: str | None = None, *,
-                      era: EraChoice = Era.HANDSHAKE) -> InitializeResult | DiscoverResult:
+    async def connect(self, version: str | None = None, *, era: EraChoice = Era.HANDSHAKE,
+                      within: float | None = None) -> InitializeResult | DiscoverResult:
         """Settle the era and get ready to operate, in one call.
 
         ``era="handshake"`` (the default): initialize, then initialized; returns
@@ -351,17 +351,21 @@ class ClientSession(TypedApi):
         and fall back to the handshake unless the answer is a recognised
         stateless-era one (spec: basic/versioning#backward-compatibility).  Each
         step is in :attr:`era_steps` and the transcript.  ``version`` is offered
-        in the era it belongs to.
+        in the era it belongs to.  ``within``: seconds for the whole of it (each
+        request still waits no longer than its own timeout), so a silent server
+        costs one budget, not the probe's timeout and then initialize's.
         """
         choice = era if isinstance(era, Era) else _parse_era(era)
         offered = version
         if version in STATELESS_VERSIONS:
             self.stateless_version, offered = version, None
         if choice is Era.HANDSHAKE:
-            result = await self.initialize(offered)
+            result = await self.initialize(offered, timeout=UNSET if within is None else min(
+                self.default_timeout or within, within))
             await self.send_initialized()
             return result
-        return await self._parts.stateless.probe(offered, fall_back=choice == "auto")
+        return await self._parts.stateless.probe(offered, fall_back=choice == "auto",
+                                                 within=within)
 
     async def discover(self, version: str | None = None, **options: Any) -> DiscoverResult:
         """Send ``server/discover`` (any era's session may ask; it settles nothing).

@@ -92,11 +92,18 @@ class StatelessEra:
         session.era_steps.append(EraStep(session.lifecycle.elapsed(), kind, detail))
         self._record.note(f"era {kind}", detail)
 
-    async def probe(self, handshake_version: str | None, *,
-                    fall_back: bool) -> InitializeResult | DiscoverResult:
-        """Ask ``server/discover``; adopt the stateless era, fall back, or give up."""
+    async def probe(self, handshake_version: str | None, *, fall_back: bool,
+                    within: float | None = None) -> InitializeResult | DiscoverResult:
+        """Ask ``server/discover``; adopt the stateless era, fall back, or give up (all of it
+        in ``within`` seconds when given: each request waits at most what is left)."""
         session = self._session
         version = session.stateless_version
+        deadline = math.inf if within is None else anyio.current_time() + within
+
+        def left(timeout: float | None) -> float:
+            # Never 0: a request's timeout of 0 (or None) means no timeout at all.
+            return max(0.01, min(timeout or math.inf, deadline - anyio.current_time()))
+
         for attempt in range(2):
             self._step("probe", _("server/discover at {version}: a stateless-era server "
                                   "answers it, a handshake-era one refuses or ignores it").format(
@@ -104,7 +111,7 @@ class StatelessEra:
             try:
                 result = await self.request(
                     "server/discover", None, version=version, negotiate=False,
-                    timeout=session.probe_timeout)
+                    timeout=left(session.probe_timeout))
                 verdict = stateless.judge_probe(version, result=result)
             except RequestTimeout:
                 verdict = stateless.judge_probe(version, timed_out=True)
@@ -128,7 +135,8 @@ class StatelessEra:
                         "the server does not speak the stateless era: {reason}; connect with "
                         "era='auto' (or 'handshake') to reach it").format(reason=verdict.reason))
                 self._step("fallback", _("falling back to the initialize handshake"))
-                initialized = await session.initialize(handshake_version)
+                initialized = await session.initialize(
+                    handshake_version, timeout=left(session.default_timeout))
                 await session.send_initialized()
                 return initialized
             break

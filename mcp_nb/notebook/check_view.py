@@ -84,6 +84,8 @@ def _evidence_label(item: Mapping[str, Any]) -> str:
         return f"HTTP {exchange['request']['method']} → {exchange['response']['status']}"
     if "seq" in item:
         return f"{item['session']} #{item['seq']} {item['label']}"
+    if "traceback" in item:  # a check that crashed: its error's evidence
+        return _("traceback")
     return f"{item.get('session')} {_('finding')} {item.get('finding')}"
 
 

@@ -9,7 +9,12 @@ breaks one rule:
 - ``--bad-output``: ``measure`` returns ``{"value": "high"}`` against an outputSchema wanting a
   number: "Servers MUST provide structured results that conform to this schema";
 - ``--bad-input-schema``: a tool's inputSchema has ``"properties": 5``, not valid JSON Schema;
-- ``--bad-annotations``: a tool's ``readOnlyHint`` is the string ``"yes"``.
+- ``--bad-annotations``: a tool's ``readOnlyHint`` is the string ``"yes"``;
+- ``--untyped-output-schema``: ``measure``'s outputSchema has no ``type`` (valid JSON Schema,
+  but the schema's ``Tool.outputSchema`` says ``type: "object"``), and its structuredContent
+  conforms to it;
+- ``--untyped-server-info``: ``serverInfo.version`` is the number 1 (the schema says string);
+  the capabilities and the information are there, as the sentence asks.
 
 Two flags break no rule but leave a check nothing to observe (it must then not pass):
 
@@ -35,6 +40,10 @@ MEASURE = {"name": "measure", "description": "a measurement",
                             "required": ["value"]}}
 
 
+if "--untyped-output-schema" in FLAGS:
+    MEASURE["outputSchema"] = {k: v for k, v in MEASURE["outputSchema"].items() if k != "type"}
+
+
 def tool(name: str) -> dict:
     schema: dict = {"type": "object"}
     hint: object = True
@@ -53,7 +62,8 @@ def answer(request: dict) -> dict:
         if "--empty-resources" in FLAGS:
             capabilities["resources"] = {}
         return {"result": {"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                           "serverInfo": {"name": "checkup-peer", "version": "1.0"}}}
+                           "serverInfo": {"name": "checkup-peer", "version": 1 if (
+                               "--untyped-server-info" in FLAGS) else "1.0"}}}
     if method == "ping":
         return {"result": {}}
     if method == "tools/list":
