@@ -140,8 +140,12 @@ def test_each_csp_violation_is_shown_with_its_directive(page: Page) -> None:
     index = _index("violations")
     with screenshot_on_failure(page, "hostile-failure-violations.png"):
         shown = outputs(cell(page, index))
-        shown.get_by_text("CSP blocked https://blocked.example/data (connect-src)").wait_for()
-        shown.get_by_text("CSP blocked https://blocked.example/pixel.png (img-src)").wait_for()
+        # The note, word for word, and the verdict line, which counts the App as failed.
+        shown.get_by_text("CSP blocked https://blocked.example/data (connect-src)",
+                          exact=True).wait_for()
+        shown.get_by_text("CSP blocked https://blocked.example/pixel.png (img-src)",
+                          exact=True).wait_for()
+        shown.get_by_text(re.compile(r"the CSP blocked https://blocked\.example/")).first.wait_for()
     notes = _kernel(page, "print(sum(1 for e in hostile.session.transcript "
                           "if e.method == 'ui/notifications/sandbox-csp-violation'))")
     assert int(notes) >= 2
@@ -231,8 +235,8 @@ def test_the_sandbox_keeps_the_notebook_out_of_reach(server: JupyterServer, page
         assert len(said) == 6 and all(line.startswith("blocked:") for line in said), said
         outputs(cell(page, PROBE)).get_by_text("sandbox check: blocked").wait_for()
         # Its fetch of the kernel's API broke the CSP: the cell says which directive.
-        outputs(cell(page, PROBE)).get_by_text(re.compile(r"CSP blocked .*/api/kernels "
-                                                          r"\(connect-src\)")).wait_for()
+        outputs(cell(page, PROBE)).get_by_text(re.compile(r"^CSP blocked .*/api/kernels "
+                                                          r"\(connect-src\)$")).wait_for()
     assert "LEAK" not in page.locator("body").inner_text()
     # No App frame's request reached the notebook's server (a blocked one still shows here).
     requests: list[str] = page.requests  # type: ignore[attr-defined]

@@ -233,7 +233,8 @@ async def _phase(checkup: Recorder, owns: tuple[str, ...], run: Callable[..., Aw
         try:
             await run(*args)
         except httpx.HTTPError as exc:
-            checkup.skip(owns, f"the raw HTTP probe got no answer: {exc!r}")
+            checkup.skip(owns, _("the raw HTTP probe got no answer: {error}").format(
+                error=repr(exc)))
 
     await checkup.guarded(owns, probing)
 

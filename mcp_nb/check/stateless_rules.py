@@ -123,12 +123,12 @@ def judge_stateless(checkup: Recorder, main: ClientSession) -> None:
     hints = []
     ttl = result.get("ttlMs")
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0:
-        hints.append(f"ttlMs is {ttl!r}, not a number >= 0")
+        hints.append(_("ttlMs is {value}, not a number >= 0").format(value=repr(ttl)))
     if "cacheScope" not in result:
-        hints.append("no cacheScope")
+        hints.append(_("no cacheScope"))
     checkup.put("stateless.discover", "fail" if hints else "pass",
-                "; ".join(hints) or f"answered, with ttlMs {ttl!r} and cacheScope "
-                f"{result.get('cacheScope')!r}", evidence)
+                "; ".join(hints) or _("answered, with ttlMs {ttl} and cacheScope {scope}").format(
+                    ttl=repr(ttl), scope=repr(result.get("cacheScope"))), evidence)
     problems = []
     versions = result.get("supportedVersions")
     if not (isinstance(versions, list) and versions and all(isinstance(v, str)

@@ -111,11 +111,12 @@ class ToolChecks(ToolCallChecks):
         if shapes:
             self.put("tools.output-schema-type", "fail", "; ".join(shapes[:5]), evidence)
         elif problems:
-            self.skip(["tools.output-schema-type"], "no outputSchema is valid JSON Schema to "
-                      "judge the type of (see tools.output-schema)")
+            self.skip(["tools.output-schema-type"], _("no outputSchema is valid JSON Schema to "
+                      "judge the type of (see tools.output-schema)"))
         else:
             self.put("tools.output-schema-type", "pass",
-                     f"{len(typed)} outputSchema(s) of type \"object\"", evidence)
+                     _("{count} outputSchema(s) of type \"object\"").format(count=len(typed)),
+                     evidence)
         if problems:
             self.put(check, "fail", "; ".join(problems[:5]), evidence)
             return
