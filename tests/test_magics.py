@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 
@@ -14,6 +15,7 @@ from support import svg_images_opened
 from mcp_nb.client import Transcript
 from mcp_nb.conformance import kernel as kernel_player
 from mcp_nb.notebook import manager as loaded_magics
+from mcp_nb.notebook.arguments_check import SchemaCheck
 from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.notebook.magics.operations import ARGUMENTS_NOT_IN_SCHEMA
 from mcp_nb.protocol import State
@@ -81,6 +83,25 @@ def test_the_argument_check_refuses_with_a_rule_the_kernel_player_knows(ip, mcp)
     assert str(error).startswith("not sent: the arguments do not fit echo's inputSchema: ")
     assert (error.rule, error.override) == (ARGUMENTS_NOT_IN_SCHEMA, "force")
     assert kernel_player.ARGUMENTS_NOT_IN_SCHEMA == ARGUMENTS_NOT_IN_SCHEMA
+
+
+def test_a_tools_schema_is_compiled_once_per_tool_list(mcp) -> None:
+    hosted = mcp(f"connect compiled -- {LAB}")
+    check = hosted.arguments_check("add")
+    assert check is hosted.arguments_check("add")  # the meta-schema check ran once
+    assert check.problems({"a": 1}) == ["b: required, missing"]
+    assert check.problems({"a": 1, "b": 2}) == []
+    mcp("tools")  # a fresh tools/list: new descriptions, so new checks
+    assert hosted.arguments_check("add") is not check
+    assert hosted.arguments_check("no_such_tool") is None
+
+
+def test_a_schema_that_is_not_json_schema_is_reported_not_judged() -> None:
+    broken = SchemaCheck({"type": "object", "properties": 5})
+    [problem] = broken.problems({"anything": True})
+    assert problem.startswith("(the tool's inputSchema is not a valid JSON Schema, so nothing "
+                              "was checked: 5 is not of type 'object'")
+    assert SchemaCheck(None).problems({"a": 1}) == []
 
 
 def test_a_call_refused_by_the_lifecycle_names_the_call_and_the_magics_option(ip, mcp) -> None:
@@ -154,7 +175,9 @@ def test_timeouts_from_the_magic(mcp, capsys) -> None:
     # Id 2 is the tools/list that fetched the inputSchema the arguments are checked against.
     with pytest.raises(McpCellError, match=r"\[RequestTimeout\] tools/call \(id 3\) timed out"):
         mcp("call echo text=x --timeout 0.1")
-    assert capsys.readouterr().out == "Request tools/call echo #3\n"  # no stale "waiting"
+    # What stays is how it ended, never a stale "waiting".
+    assert re.fullmatch(r"Request tools/call echo #3: timed out after \d+\.\d ms\n",
+                        capsys.readouterr().out)
     mcp("timeout --default 7 --max 20 --reset-on-progress on")
     assert "timeout 7s, maximum 20s, reset on progress on" in capsys.readouterr().out
     hosted = loaded_magics().session()

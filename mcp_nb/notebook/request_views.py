@@ -4,6 +4,7 @@ Cancel."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -27,20 +28,17 @@ def duration(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
-class RequestProgress(_Described, w.HBox):
-    """One request: what it is, its progress against its timeout, Cancel; then its outcome.
+class RequestRecord:
+    """One request's name, progress and outcome, in the words every view of it uses.
 
-    The outcome is said in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``,
-    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text repr.
-    What :meth:`show` saves in the notebook beside the live view names the request
-    and claims no state ("Request tools/call add #3"), so a saved notebook never
-    keeps a stale "waiting" next to a finished result: the result or the error
-    that follows it says how it went.  A ``--background`` call, whose end comes
-    after its cell, also rewrites that saved output when it ends (``follow``).
+    The live widget (:class:`RequestProgress`) and the quiet view of a blocking
+    call (:class:`CallProgress`) both keep their request here, so the two say the
+    same thing and leave the same line in a saved notebook.  Its outcome is said
+    in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``, ``timed out
+    after 30.0 s``, ``failed: …``).
     """
 
-    def __init__(self, method: str, timeout: float | None) -> None:
-        super().__init__()
+    def _begin(self, method: str, timeout: float | None) -> None:
         self.method = method
         self.timeout = timeout
         self.request_id: int | None = None
@@ -52,40 +50,25 @@ class RequestProgress(_Described, w.HBox):
         #: Called with the request id when Cancel is clicked (set by whoever runs the call).
         self.on_cancel: Callable[[int], Any] | None = None
         self._started = time.monotonic()
-        self._display: Any = None
-        self.title = w.Label(value=method)
-        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0)
-        self.status = w.Label()
-        self.cancel_button = w.Button(description=_("Cancel"), button_style="warning")
-        self.cancel_button.on_click(lambda button: self.cancel())
-        self.children = [self.title, self.bar, self.status, self.cancel_button]
-        self._tick()
-
-    def show(self, *, follow: bool = False) -> None:
-        """Display it; with ``follow`` the saved output is rewritten when the request ends."""
-        from IPython.display import display
-
-        bundle = self._repr_mimebundle_()
-        label = render.plain(self.describe() if self.outcome != "waiting" else self._name())
-        bundle["text/plain"] = label
-        bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
-        handle = display(bundle, raw=True, display_id=follow or None)
-        self._display = handle if follow else None
-
-    def sent(self, request_id: int) -> None:
-        """The request is on the wire with this id."""
-        self.request_id = request_id
-        self._tick()
-
-    def cancel(self) -> None:
-        """What the Cancel button does: cancel the request on the wire."""
-        if self.on_cancel is not None and self.request_id is not None and (
-                self.outcome == "waiting"):
-            self.on_cancel(self.request_id)
+        #: The bar's colour when it ended ("success", "danger", "warning"), and whether it
+        #: is full (the request was answered).
+        self._ending = ("", False)
 
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self._started
+
+    def sent(self, request_id: int) -> None:
+        """The request is on the wire with this id."""
+        self.request_id = request_id
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """A progress notification for this request."""
+        self.step = (float(progress), float(total) if total else None)
+
+    def hold(self, reason: str | None) -> None:
+        """Show that the timeout is held (``reason``), or running again (None)."""
+        self.held = reason
 
     def _step_text(self) -> str:
         if self.step is None:
@@ -94,36 +77,29 @@ class RequestProgress(_Described, w.HBox):
         return (_("step {done} of {total}").format(done=f"{done:g}", total=f"{total:g}")
                 if total else _("step {done}").format(done=f"{done:g}"))
 
-    def _tick(self) -> None:
+    def _status_text(self) -> str:
+        """What the live status says while the request waits."""
         parts = [self._step_text()]
         if self.held:
             parts.append(_("timeout held: {reason}").format(reason=self.held))
         else:
             limit = f" / {duration(self.timeout)}" if self.timeout else ""
             parts.append(f"{duration(self.elapsed)}{limit}")
-        self.status.value = " · ".join(part for part in parts if part)
+        return " · ".join(part for part in parts if part)
 
-    def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.step = (float(progress), float(total) if total else None)
-        if total:
-            self.bar.max = float(total)
-            self.bar.value = min(float(progress), float(total))
-        else:  # unknown total: show movement without pretending to know the end
-            self.bar.max = float(progress) + 1.0
-            self.bar.value = float(progress)
-        if message:
-            self.bar.tooltip = message
-        self._tick()
+    def _fraction(self) -> float:
+        """How full the bar is: full once answered, else as far as progress went."""
+        if self._ending[1]:
+            return 1.0
+        if self.step is None:
+            return 0.0
+        done, total = self.step
+        return min(done, total) / total if total else done / (done + 1.0)
 
-    def hold(self, reason: str | None) -> None:
-        """Show that the timeout is held (``reason``), or running again (None)."""
-        self.held = reason
-        self._tick()
-
-    async def follow(self, request: Awaitable[T], live: set[RequestProgress]) -> T:
+    async def follow(self, request: Awaitable[T], live: set[RequestRecord]) -> T:
         """Await ``request``, then say how it ended; in ``live`` while it runs.
 
-        ``live`` is the session's set of calls in flight (whose widgets are told
+        ``live`` is the session's set of calls in flight (whose views are told
         when their timeouts are held for a person).
         """
         live.add(self)
@@ -149,13 +125,12 @@ class RequestProgress(_Described, w.HBox):
     # -- how it ended --
 
     def done(self) -> None:
-        self.bar.value = self.bar.max
-        self._finish(_("done in {time}").format(time=duration(self.elapsed)), "success")
+        self._finish(_("done in {time}").format(time=duration(self.elapsed)), "success",
+                     answered=True)
 
     def tool_error(self) -> None:
-        self.bar.value = self.bar.max
         self._finish(_("tool error (isError) after {time}").format(time=duration(self.elapsed)),
-                     "danger")
+                     "danger", answered=True)
 
     def cancelled(self) -> None:
         self._finish((_("cancelled at {step}").format(step=self._step_text()) if self.step else
@@ -168,14 +143,9 @@ class RequestProgress(_Described, w.HBox):
         self._finish(_("failed: {error}").format(error=f"{type(error).__name__}: {error}"),
                      "danger")
 
-    def _finish(self, outcome: str, style: str) -> None:
+    def _finish(self, outcome: str, style: str, answered: bool = False) -> None:
         self.outcome = outcome
-        self.cancel_button.disabled = True
-        self.cancel_button.button_style = ""  # grey: nothing left to cancel
-        self.bar.bar_style = style
-        self.status.value = outcome
-        if self._display is not None:
-            self._display.update(self)  # the saved output follows (see show)
+        self._ending = (style, answered)
 
     def _name(self) -> str:
         ident = f" #{self.request_id}" if self.request_id is not None else ""
@@ -183,6 +153,185 @@ class RequestProgress(_Described, w.HBox):
 
     def describe(self) -> str:
         return f"{self._name()}: {self.outcome}"
+
+    def ended_html(self) -> str:
+        """The finished request as static HTML: its name, its bar, its outcome.
+
+        What a quick call shows in place of the live widget, and what the live
+        widget leaves in a saved notebook once its request has ended.
+        """
+        colour = _BAR_COLOURS.get(self._ending[0], _BAR_COLOURS[""])
+        percent = f"{self._fraction() * 100:.0f}"
+        bar = (f'<span role="progressbar" aria-valuenow="{percent}" aria-valuemin="0" '
+               f'aria-valuemax="100" style="display: inline-block; width: 10em; height: 0.8em; '
+               f'margin: 0 0.6em; vertical-align: middle; background-color: #e0e0e0">'
+               f'<span style="display: block; height: 100%; width: {percent}%; '
+               f'background-color: {colour}"></span></span>')
+        return (render.STYLE + f'<div class="mcpnb">{render.esc(self._name())}{bar}'
+                f'{render.esc(self.outcome)}</div>')
+
+
+#: The bar's colours, as ipywidgets' bar styles draw them in JupyterLab's light theme.
+_BAR_COLOURS = {"": "#2196f3", "success": "#4caf50", "danger": "#f44336",
+                "warning": "#ff9800"}
+
+
+class RequestProgress(RequestRecord, _Described, w.HBox):
+    """One request, live: what it is, its progress against its timeout, Cancel; then its outcome.
+
+    What :meth:`show` saves in the notebook beside the live view names the request
+    and claims no state ("Request tools/call add #3"), so a saved notebook never
+    keeps a stale "waiting" next to a finished result: the result or the error
+    that follows it says how it went.  With ``follow`` that saved output is
+    rewritten when the request ends (a ``--background`` call, whose end comes
+    after its cell; a blocking call that went live), to the line
+    :meth:`RequestRecord.ended_html` draws.
+    """
+
+    def __init__(self, method: str, timeout: float | None) -> None:
+        super().__init__()
+        self._begin(method, timeout)
+        self._display: Any = None
+        self.title = w.Label(value=method)
+        self.bar = w.FloatProgress(value=0.0, min=0.0, max=1.0)
+        self.status = w.Label()
+        self.cancel_button = w.Button(description=_("Cancel"), button_style="warning")
+        self.cancel_button.on_click(lambda button: self.cancel())
+        self.children = [self.title, self.bar, self.status, self.cancel_button]
+        self._tick()
+
+    def show(self, *, follow: bool = False) -> None:
+        """Display it; with ``follow`` the saved output is rewritten when the request ends."""
+        from IPython.display import display
+
+        bundle = self._repr_mimebundle_()
+        if self.outcome == "waiting":
+            label = render.plain(self._name())
+            bundle["text/plain"] = label
+            bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
+        handle = display(bundle, raw=True, display_id=follow or None)
+        self._display = handle if follow else None
+
+    def sent(self, request_id: int) -> None:
+        super().sent(request_id)
+        self._tick()
+
+    def cancel(self) -> None:
+        """What the Cancel button does: cancel the request on the wire."""
+        if self.on_cancel is not None and self.request_id is not None and (
+                self.outcome == "waiting"):
+            self.on_cancel(self.request_id)
+
+    def _tick(self) -> None:
+        self.status.value = self._status_text()
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        super().progress(progress, total, message)
+        if total:
+            self.bar.max = float(total)
+            self.bar.value = min(float(progress), float(total))
+        else:  # unknown total: show movement without pretending to know the end
+            self.bar.max = float(progress) + 1.0
+            self.bar.value = float(progress)
+        if message:
+            self.bar.tooltip = message
+        self._tick()
+
+    def hold(self, reason: str | None) -> None:
+        super().hold(reason)
+        self._tick()
+
+    def _finish(self, outcome: str, style: str, answered: bool = False) -> None:
+        super()._finish(outcome, style, answered)
+        if answered:
+            self.bar.value = self.bar.max
+        self.cancel_button.disabled = True
+        self.cancel_button.button_style = ""  # grey: nothing left to cancel
+        self.bar.bar_style = style
+        self.status.value = outcome
+        if self._display is not None:
+            self._display.update(self)  # the saved output follows (see show)
+
+    def static_html(self) -> str:
+        if self.outcome == "waiting":
+            return super().static_html()
+        return self.ended_html()
+
+
+#: How long a blocking call runs before its live widget appears, in seconds.
+LIVE_AFTER = 0.2
+
+
+class CallProgress(RequestRecord):
+    """A blocking call's view: one line when it ends, and a live widget only if it lasts.
+
+    A live :class:`RequestProgress` is five widgets with their layouts and
+    styles: a dozen models opened in the front end and a message for each
+    change, which cost the kernel several times the call itself
+    (``benchmarks/call_cell.py``).  A blocking call's Cancel button cannot be
+    clicked before its cell ends (the kernel is busy; the interrupt button
+    cancels it), so the live view is only worth it while there is something to
+    watch: the call is still running after :data:`LIVE_AFTER`, reports progress,
+    or has its timeout held for a person.  Then it goes live, as before, and its
+    saved output follows it to its end.  A call answered sooner shows its end in
+    one static output: the same line (``ended_html``) the live widget leaves in
+    a saved notebook.  With ``shown`` false it shows nothing at all.
+    """
+
+    def __init__(self, method: str, timeout: float | None, *, shown: bool = True) -> None:
+        self._begin(method, timeout)
+        self.shown = shown
+        #: The live widget, once the call has gone live.
+        self.live: RequestProgress | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def sent(self, request_id: int) -> None:
+        """On the wire (called on the session's loop): the live widget waits its turn."""
+        super().sent(request_id)
+        if self.shown:
+            self._timer = asyncio.get_running_loop().call_later(LIVE_AFTER, self.go_live)
+
+    def go_live(self) -> RequestProgress | None:
+        """Show the live widget now (if shown and still waiting); the widget, if any."""
+        if self.live is None and self.shown and self.outcome == "waiting":
+            live = RequestProgress(self.method, self.timeout)
+            live._started = self._started
+            live.on_cancel = self.on_cancel
+            if self.step is not None:
+                live.progress(self.step[0], self.step[1], None)
+            if self.held:
+                live.hold(self.held)
+            if self.request_id is not None:
+                live.sent(self.request_id)
+            self.live = live
+            live.show(follow=True)
+        return self.live
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        super().progress(progress, total, message)
+        live = self.live or self.go_live()  # progress is worth watching
+        if live is not None:
+            live.progress(progress, total, message)
+
+    def hold(self, reason: str | None) -> None:
+        super().hold(reason)
+        live = self.live or (self.go_live() if reason else None)
+        if live is not None:
+            live.hold(reason)
+
+    def _finish(self, outcome: str, style: str, answered: bool = False) -> None:
+        super()._finish(outcome, style, answered)
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.live is not None:
+            self.live._finish(outcome, style, answered)
+        elif self.shown and self.request_id is not None:
+            from IPython.display import display
+
+            display({"text/plain": repr(self), "text/html": self.ended_html()}, raw=True)
+
+    def __repr__(self) -> str:
+        return render.plain(self.describe())
 
 
 class TaskView(_Described, w.VBox):
@@ -244,6 +393,22 @@ class TaskView(_Described, w.VBox):
         return render.svg_image_html(self._svg, self.describe())
 
 
+def tool_result_text(result: CallToolResult) -> str:
+    """A tool result in one short line: ok or error, a preview, structuredContent's keys.
+
+    What a result's ``text/plain`` says, whether it is shown as a widget or
+    (as ``%mcp call`` returns it) as itself.
+    """
+    status = _("error") if result.isError else _("ok")
+    text = render.content_summary(result.content)
+    preview = text if len(text) <= 60 else text[:59] + "…"
+    structured = result.structuredContent
+    if structured is not None:
+        keys = ", ".join(list(structured)[:4]) + (", …" if len(structured) > 4 else "")
+        preview += f" + structuredContent {{{keys}}}"
+    return f"ToolResult ({status}): {preview}"
+
+
 class ToolResultView(_Described, w.HTML):
     """A tool result: text, images, embedded resources, and isError made obvious."""
 
@@ -254,14 +419,7 @@ class ToolResultView(_Described, w.HTML):
                                                 result.structuredContent)
 
     def describe(self) -> str:
-        status = _("error") if self.result.isError else _("ok")
-        text = render.content_summary(self.result.content)
-        preview = text if len(text) <= 60 else text[:59] + "…"
-        structured = self.result.structuredContent
-        if structured is not None:
-            keys = ", ".join(list(structured)[:4]) + (", …" if len(structured) > 4 else "")
-            preview += f" + structuredContent {{{keys}}}"
-        return f"ToolResult ({status}): {preview}"
+        return tool_result_text(self.result)
 
     def static_html(self) -> str:
         return self.value

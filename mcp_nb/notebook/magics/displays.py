@@ -8,7 +8,7 @@ from ...client.session import RawExchange
 from ...i18n import _
 from ...protocol.models import CallToolResult
 from .. import render
-from ..request_views import RequestProgress, ToolResultView
+from ..request_views import RequestProgress, tool_result_text
 
 
 class PlainRepr:
@@ -90,7 +90,7 @@ class RawView(PlainRepr):
 
 
 def _plain_tool_result(result: CallToolResult, printer: Any, cycle: bool) -> None:
-    printer.text(repr(ToolResultView(result)))
+    printer.text(render.plain(tool_result_text(result)))
 
 
 def _html_tool_result(result: CallToolResult) -> str:
