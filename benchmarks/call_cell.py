@@ -146,13 +146,13 @@ class Kernel:
         return list(json.loads(self.execute(f"_bench_run_cells({line!r}, {count})")
                                .strip().splitlines()[-1]))
 
-    def execute_requests(self, count: int) -> tuple[list[float], float]:
+    def execute_requests(self, count: int, line: str = LINE) -> tuple[list[float], float]:
         """``count`` execute_requests; the CPU of each (outside view), and of the whole batch."""
         samples = []
         started = self.cpu_seconds()
         for _ in range(count):
             before = self.cpu_seconds()
-            self.execute(LINE)
+            self.execute(line)
             samples.append(self.cpu_seconds() - before)
         return samples, (self.cpu_seconds() - started) / count
 
@@ -215,6 +215,8 @@ def measure(cells: int = 300, warmup: int = 30, blocks: int = 3, profile_cells: 
         run_cell: dict[str, list[float]] = {name: [] for name in kernels}
         references: dict[str, dict[str, list[float]]] = {
             name: {code: [] for code in REFERENCES} for name in kernels}
+        reference_requests: dict[str, dict[str, list[float]]] = {
+            name: {code: [] for code in REFERENCES} for name in kernels}
         requests: dict[str, list[float]] = {name: [] for name in kernels}
         batch: dict[str, list[float]] = {name: [] for name in kernels}
         block = max(1, cells // blocks)
@@ -226,6 +228,8 @@ def measure(cells: int = 300, warmup: int = 30, blocks: int = 3, profile_cells: 
                 run_cell[name] += kernels[name].run_cells(block)
                 for code in REFERENCES:
                     references[name][code] += kernels[name].run_cells(block, code)
+                    reference_requests[name][code] += kernels[name].execute_requests(
+                        block, code)[0]
                 samples, per_cell = kernels[name].execute_requests(block)
                 requests[name] += samples
                 batch[name].append(per_cell)
@@ -236,6 +240,8 @@ def measure(cells: int = 300, warmup: int = 30, blocks: int = 3, profile_cells: 
                 "run_cell": summary(run_cell[name]),
                 "references": {code: summary(samples)
                                for code, samples in references[name].items()},
+                "reference_requests": {code: summary(samples)
+                                       for code, samples in reference_requests[name].items()},
                 "execute_request": summary(requests[name]),
                 "execute_request_batch_ms": statistics.median(batch[name]) * 1e3,
                 "profile": breakdown(kernel.profile(profile_cells), profile_cells, top),
@@ -250,9 +256,15 @@ def measure(cells: int = 300, warmup: int = 30, blocks: int = 3, profile_cells: 
 TARGET_MS = 2.0
 
 
+#: Column names: the baseline of ``--baseline`` and this tree.
+LABELS = {"baseline": "mcp_nb baseline", "mcp_nb": "mcp_nb"}
+#: Packages shown in the table's profile rows: those costing at least this much somewhere.
+PROFILE_ROW_MS = 0.05
+
+
 def table(figures: dict[str, Any]) -> str:
     names = list(figures)
-    header = " | ".join(["figure (ms of kernel CPU per cell)", *names])
+    header = " | ".join(["figure (ms of kernel CPU per cell)", *(LABELS[n] for n in names)])
     lines = [f"Kernel CPU per `{LINE}` cell (lab server over stdio; medians unless said):", "",
              f"| {header} |", "|---|" + "---:|" * len(names)]
     rows = [("run_cell, median", lambda f: f["run_cell"]["median_ms"]),
@@ -260,13 +272,16 @@ def table(figures: dict[str, Any]) -> str:
             ("execute_request, median", lambda f: f["execute_request"]["median_ms"]),
             ("execute_request, p95", lambda f: f["execute_request"]["p95_ms"]),
             ("execute_request, whole batch / cells", lambda f: f["execute_request_batch_ms"]),
-            *[(f"{label}: run_cell, median",
-               lambda f, code=code: f["references"][code]["median_ms"])
-              for code, label in REFERENCES.items()]]
+            *[(f"{label}: {view}, median",
+               lambda f, code=code, key=key: f[key][code]["median_ms"])
+              for code, label in REFERENCES.items()
+              for view, key in (("run_cell", "references"),
+                                ("execute_request", "reference_requests"))]]
     for label, value in rows:
         lines.append(f"| {label} | " + " | ".join(f"{value(figures[n]):.2f}" for n in names)
                      + " |")
-    packages = sorted({p for n in names for p in figures[n]["profile"]["by_package_ms"]},
+    packages = sorted({p for n in names for p, ms in figures[n]["profile"]["by_package_ms"].items()
+                       if ms >= PROFILE_ROW_MS},
                       key=lambda p: -figures[names[-1]]["profile"]["by_package_ms"].get(p, 0))
     for package in packages:
         cells = [f"{figures[n]['profile']['by_package_ms'].get(package, 0.0):.2f}" for n in names]
