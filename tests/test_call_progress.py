@@ -1,4 +1,4 @@
-"""What a blocking ``%mcp call`` shows: one line when it ends, a live widget only if it lasts.
+"""What a blocking ``%mcp call`` shows: its label, and a live widget only if it lasts.
 
 Through a real IPython shell against real lab servers.  Whether a call goes
 live is decided by what happened (progress, a held timeout) or by the delay
@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 from ipywidgets.widgets.widget import _instances
 
-from mcp_nb.notebook import manager, request_views
+from mcp_nb.notebook import manager, render, request_views
 from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.notebook.request_views import CallProgress, RequestProgress, tool_result_text
 from mcp_nb.protocol.models import CallToolResult
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-ENDED = re.compile(r"Request tools/call (\w+) #(\d+): (.*)")
 
 
 @pytest.fixture
@@ -46,13 +45,14 @@ def live_after(monkeypatch: pytest.MonkeyPatch) -> Any:
     return set_to
 
 
-def _bar(html: str) -> str:
-    found = re.search(r'role="progressbar" aria-valuenow="(\d+)"', html)
-    assert found, html
-    return found.group(1)
+LABEL = re.compile(r"Request tools/call (\w+) #(\d+)")
 
 
-def test_a_quick_call_shows_its_end_in_one_static_output_and_opens_no_widget(
+def _label_html(text: str) -> str:
+    return render.STYLE + f'<div class="mcpnb">{render.esc(text)}</div>'
+
+
+def test_a_quick_call_shows_its_label_in_one_static_output_and_opens_no_widget(
         mcp, displayed, live_after) -> None:
     live_after(60.0)  # far longer than the call: it never goes live
     mcp("connect")
@@ -62,32 +62,28 @@ def test_a_quick_call_shows_its_end_in_one_static_output_and_opens_no_widget(
     assert len(_instances) == widgets  # no widget model was opened for the call
     [line] = displayed
     assert WIDGET_VIEW not in line and not line["update"]
-    tool, request_id, outcome = ENDED.fullmatch(line["text/plain"]).groups()
+    tool, request_id = LABEL.fullmatch(line["text/plain"]).groups()
     assert (tool, int(request_id)) == ("add", manager().session().session.transcript.filter(
         method="tools/call")[-1].id)
-    assert re.fullmatch(r"done in \d+\.\d ms", outcome)
-    assert f"Request tools/call add #{request_id}" in line["text/html"]
-    assert outcome in line["text/html"] and _bar(line["text/html"]) == "100"
+    # Exactly what the live widget saves beside itself: a saved notebook cannot tell them apart.
+    assert line["text/html"] == _label_html(line["text/plain"])
 
 
-def test_a_call_that_reports_progress_goes_live_and_its_saved_output_follows_it(
+def test_a_call_that_reports_progress_goes_live_and_saves_the_same_label(
         mcp, displayed, live_after) -> None:
     live_after(60.0)  # only the progress can make it go live
     mcp("connect")
     mcp("call slow steps=3 interval=0.05")
-    first, *updates = displayed
-    # Shown live at the first report, saved meanwhile as a label that claims nothing ...
+    # Shown once, live, at the first report; never rewritten (nbval would not see it).
+    [first] = displayed
     assert WIDGET_VIEW in first and not first["update"]
-    assert re.fullmatch(r"Request tools/call slow #\d+", first["text/plain"])
+    assert LABEL.fullmatch(first["text/plain"])
+    assert first["text/html"] == _label_html(first["text/plain"])
     view = _instances[first[WIDGET_VIEW]["model_id"]]
     assert isinstance(view, RequestProgress)
     assert view.step == (3.0, 3.0) and view.bar.value == view.bar.max == 3.0
+    assert view.outcome.startswith("done in ") and view.status.value == view.outcome
     assert view.bar.bar_style == "success" and view.cancel_button.disabled
-    # ... and rewritten when it ends: the same line a quick call leaves.
-    [end] = updates
-    assert end["update"] and end[WIDGET_VIEW] == first[WIDGET_VIEW]
-    assert ENDED.fullmatch(end["text/plain"]).group(3).startswith("done in ")
-    assert _bar(end["text/html"]) == "100"
 
 
 def test_a_call_still_running_after_the_delay_goes_live_without_progress(ip, displayed,
@@ -99,13 +95,15 @@ def test_a_call_still_running_after_the_delay_goes_live_without_progress(ip, dis
         progress.sent(7)
         await asyncio.sleep(0.5)  # ten times the delay: the timer has fired
         assert progress.live is not None and progress.live.request_id == 7
+        assert progress.live.step is None  # the timer, not a report, made it live
         progress.done()
         return progress
 
     progress = asyncio.run(slow_answer())
-    first, end = displayed
+    [first] = displayed
     assert WIDGET_VIEW in first and first["text/plain"] == "Request tools/call wait #7"
-    assert end["update"] and end["text/plain"] == repr(progress) == progress.live.describe()
+    assert repr(progress) == repr(progress.live) == progress.live.describe()
+    assert progress.live.outcome.startswith("done in ")
 
 
 def test_an_answer_before_the_delay_cancels_the_timer(ip, displayed, live_after) -> None:
@@ -120,20 +118,18 @@ def test_an_answer_before_the_delay_cancels_the_timer(ip, displayed, live_after)
 
     progress = asyncio.run(quick_answer())
     assert progress.live is None
-    [line] = displayed
-    assert WIDGET_VIEW not in line and line["text/plain"] == repr(progress)
+    assert displayed == [{**progress.label_bundle(), "update": False}]
+    assert progress.outcome.startswith("done in ")
 
 
-def test_a_failed_call_says_so_in_its_line_before_the_error(ip, mcp, displayed,
-                                                           live_after) -> None:
+def test_a_failed_call_shows_its_label_before_the_error(ip, mcp, displayed,
+                                                       live_after) -> None:
     live_after(60.0)
     mcp("connect")
     result = ip.run_cell("%mcp call no_such_tool")
     assert isinstance(result.error_in_exec, McpCellError)
     [line] = displayed
-    outcome = ENDED.fullmatch(line["text/plain"]).group(3)
-    assert outcome.startswith("failed: ServerError: ")
-    assert "#f44336" in line["text/html"]  # the danger colour, as the live bar's
+    assert LABEL.fullmatch(line["text/plain"]).group(1) == "no_such_tool"
 
 
 def test_a_refused_call_and_show_widgets_off_display_nothing(ip, mcp, displayed,
@@ -151,27 +147,26 @@ def test_a_refused_call_and_show_widgets_off_display_nothing(ip, mcp, displayed,
     assert displayed == []
 
 
-def test_the_live_widget_and_the_quiet_view_leave_the_same_saved_line() -> None:
+def test_the_live_widget_and_the_quiet_view_say_the_same() -> None:
     quiet = CallProgress("tools/call add", 10.0)
     live = RequestProgress("tools/call add", 10.0)
     for view in (quiet, live):
-        view.request_id = 4
+        view.request_id = 4  # as sent() records it (the quiet view's needs a running loop)
         view.progress(2, 5, None)
+        assert view._status_text().startswith("step 2 of 5 · ")
         view.timed_out(0.5)
     assert repr(quiet) == repr(live) == "Request tools/call add #4: timed out after 500.0 ms"
-    assert quiet.ended_html() == live.static_html() == live._repr_mimebundle_()["text/html"]
-    assert _bar(quiet.ended_html()) == "40"  # as far as the progress went
-    for view in (quiet, live):
-        view.done()
-    assert _bar(quiet.ended_html()) == "100"
+    assert quiet.label_bundle() == live.label_bundle() == {
+        "text/plain": "Request tools/call add #4",
+        "text/html": _label_html("Request tools/call add #4")}
 
 
-def test_the_line_escapes_what_the_tool_name_brings() -> None:
+def test_the_label_escapes_what_the_tool_name_brings() -> None:
     progress = CallProgress('tools/call <img src=x onerror="alert(1)">', 10.0)
-    progress.failed(RuntimeError("<b>boom</b>"))
-    html = progress.ended_html()
-    assert "<img" not in html and "<b>boom" not in html
-    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    progress.request_id = 1
+    html = progress.label_bundle()["text/html"]
+    assert "<img" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; #1" in html
 
 
 def test_a_results_text_is_written_without_a_widget(ip) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
 import time
 
@@ -175,9 +174,7 @@ def test_timeouts_from_the_magic(mcp, capsys) -> None:
     # Id 2 is the tools/list that fetched the inputSchema the arguments are checked against.
     with pytest.raises(McpCellError, match=r"\[RequestTimeout\] tools/call \(id 3\) timed out"):
         mcp("call echo text=x --timeout 0.1")
-    # What stays is how it ended, never a stale "waiting".
-    assert re.fullmatch(r"Request tools/call echo #3: timed out after \d+\.\d ms\n",
-                        capsys.readouterr().out)
+    assert capsys.readouterr().out == "Request tools/call echo #3\n"  # no stale "waiting"
     mcp("timeout --default 7 --max 20 --reset-on-progress on")
     assert "timeout 7s, maximum 20s, reset on progress on" in capsys.readouterr().out
     hosted = loaded_magics().session()

@@ -5,6 +5,7 @@ Cancel."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -31,11 +32,15 @@ def duration(seconds: float) -> str:
 class RequestRecord:
     """One request's name, progress and outcome, in the words every view of it uses.
 
-    The live widget (:class:`RequestProgress`) and the quiet view of a blocking
-    call (:class:`CallProgress`) both keep their request here, so the two say the
-    same thing and leave the same line in a saved notebook.  Its outcome is said
-    in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``, ``timed out
-    after 30.0 s``, ``failed: …``).
+    Kept by the live widget (:class:`RequestProgress`) and by the quiet view of a
+    blocking call (:class:`CallProgress`), so the two say the same thing.  The
+    outcome is said in words (``done in 3.1 ms``, ``cancelled at step 10 of 60``,
+    ``timed out after 30.0 s``, ``failed: …``) in the widget and in its text repr.
+    What either view saves in the notebook (:meth:`label_bundle`) names the
+    request and claims no state ("Request tools/call add #3"), so a saved
+    notebook never keeps a stale "waiting" next to a finished result, and reads
+    the same whichever view a call had: the result or the error that follows
+    says how it went.
     """
 
     def _begin(self, method: str, timeout: float | None) -> None:
@@ -50,9 +55,6 @@ class RequestRecord:
         #: Called with the request id when Cancel is clicked (set by whoever runs the call).
         self.on_cancel: Callable[[int], Any] | None = None
         self._started = time.monotonic()
-        #: The bar's colour when it ended ("success", "danger", "warning"), and whether it
-        #: is full (the request was answered).
-        self._ending = ("", False)
 
     @property
     def elapsed(self) -> float:
@@ -86,15 +88,6 @@ class RequestRecord:
             limit = f" / {duration(self.timeout)}" if self.timeout else ""
             parts.append(f"{duration(self.elapsed)}{limit}")
         return " · ".join(part for part in parts if part)
-
-    def _fraction(self) -> float:
-        """How full the bar is: full once answered, else as far as progress went."""
-        if self._ending[1]:
-            return 1.0
-        if self.step is None:
-            return 0.0
-        done, total = self.step
-        return min(done, total) / total if total else done / (done + 1.0)
 
     async def follow(self, request: Awaitable[T], live: set[RequestRecord]) -> T:
         """Await ``request``, then say how it ended; in ``live`` while it runs.
@@ -144,8 +137,8 @@ class RequestRecord:
                      "danger")
 
     def _finish(self, outcome: str, style: str, answered: bool = False) -> None:
+        """It ended: ``outcome`` in words; ``style`` colours a bar (full if ``answered``)."""
         self.outcome = outcome
-        self._ending = (style, answered)
 
     def _name(self) -> str:
         ident = f" #{self.request_id}" if self.request_id is not None else ""
@@ -154,38 +147,19 @@ class RequestRecord:
     def describe(self) -> str:
         return f"{self._name()}: {self.outcome}"
 
-    def ended_html(self) -> str:
-        """The finished request as static HTML: its name, its bar, its outcome.
-
-        What a quick call shows in place of the live widget, and what the live
-        widget leaves in a saved notebook once its request has ended.
-        """
-        colour = _BAR_COLOURS.get(self._ending[0], _BAR_COLOURS[""])
-        percent = f"{self._fraction() * 100:.0f}"
-        bar = (f'<span role="progressbar" aria-valuenow="{percent}" aria-valuemin="0" '
-               f'aria-valuemax="100" style="display: inline-block; width: 10em; height: 0.8em; '
-               f'margin: 0 0.6em; vertical-align: middle; background-color: #e0e0e0">'
-               f'<span style="display: block; height: 100%; width: {percent}%; '
-               f'background-color: {colour}"></span></span>')
-        return (render.STYLE + f'<div class="mcpnb">{render.esc(self._name())}{bar}'
-                f'{render.esc(self.outcome)}</div>')
-
-
-#: The bar's colours, as ipywidgets' bar styles draw them in JupyterLab's light theme.
-_BAR_COLOURS = {"": "#2196f3", "success": "#4caf50", "danger": "#f44336",
-                "warning": "#ff9800"}
+    def label_bundle(self) -> dict[str, str]:
+        """What a saved notebook keeps of the request: its name, no state."""
+        label = render.plain(self._name())
+        return {"text/plain": label,
+                "text/html": render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'}
 
 
 class RequestProgress(RequestRecord, _Described, w.HBox):
     """One request, live: what it is, its progress against its timeout, Cancel; then its outcome.
 
-    What :meth:`show` saves in the notebook beside the live view names the request
-    and claims no state ("Request tools/call add #3"), so a saved notebook never
-    keeps a stale "waiting" next to a finished result: the result or the error
-    that follows it says how it went.  With ``follow`` that saved output is
-    rewritten when the request ends (a ``--background`` call, whose end comes
-    after its cell; a blocking call that went live), to the line
-    :meth:`RequestRecord.ended_html` draws.
+    :meth:`show` saves :meth:`RequestRecord.label_bundle` beside the live view.
+    A ``--background`` call, whose end comes after its cell, also rewrites that
+    saved output when it ends (``follow``).
     """
 
     def __init__(self, method: str, timeout: float | None) -> None:
@@ -206,9 +180,7 @@ class RequestProgress(RequestRecord, _Described, w.HBox):
 
         bundle = self._repr_mimebundle_()
         if self.outcome == "waiting":
-            label = render.plain(self._name())
-            bundle["text/plain"] = label
-            bundle["text/html"] = render.STYLE + f'<div class="mcpnb">{render.esc(label)}</div>'
+            bundle.update(self.label_bundle())
         handle = display(bundle, raw=True, display_id=follow or None)
         self._display = handle if follow else None
 
@@ -252,18 +224,13 @@ class RequestProgress(RequestRecord, _Described, w.HBox):
         if self._display is not None:
             self._display.update(self)  # the saved output follows (see show)
 
-    def static_html(self) -> str:
-        if self.outcome == "waiting":
-            return super().static_html()
-        return self.ended_html()
-
 
 #: How long a blocking call runs before its live widget appears, in seconds.
 LIVE_AFTER = 0.2
 
 
 class CallProgress(RequestRecord):
-    """A blocking call's view: one line when it ends, and a live widget only if it lasts.
+    """A blocking call's view: its saved label, and a live widget only if the call lasts.
 
     A live :class:`RequestProgress` is five widgets with their layouts and
     styles: a dozen models opened in the front end and a message for each
@@ -272,10 +239,10 @@ class CallProgress(RequestRecord):
     clicked before its cell ends (the kernel is busy; the interrupt button
     cancels it), so the live view is only worth it while there is something to
     watch: the call is still running after :data:`LIVE_AFTER`, reports progress,
-    or has its timeout held for a person.  Then it goes live, as before, and its
-    saved output follows it to its end.  A call answered sooner shows its end in
-    one static output: the same line (``ended_html``) the live widget leaves in
-    a saved notebook.  With ``shown`` false it shows nothing at all.
+    or has its timeout held for a person.  Then it goes live, as before.  A call
+    answered sooner shows, when it ends, the label alone: exactly what the
+    live widget saves, so a saved notebook reads the same whichever view a call
+    had (nbval compares it).  With ``shown`` false it shows nothing at all.
     """
 
     def __init__(self, method: str, timeout: float | None, *, shown: bool = True) -> None:
@@ -284,10 +251,14 @@ class CallProgress(RequestRecord):
         #: The live widget, once the call has gone live.
         self.live: RequestProgress | None = None
         self._timer: asyncio.TimerHandle | None = None
+        #: The calling task's context: ipykernel sends a display to the cell its context
+        #: names, and a progress report runs in the read callback's (another cell's).
+        self._context: contextvars.Context | None = None
 
     def sent(self, request_id: int) -> None:
-        """On the wire (called on the session's loop): the live widget waits its turn."""
+        """On the wire (called in the call's task): the live widget waits its turn."""
         super().sent(request_id)
+        self._context = contextvars.copy_context()
         if self.shown:
             self._timer = asyncio.get_running_loop().call_later(LIVE_AFTER, self.go_live)
 
@@ -304,7 +275,10 @@ class CallProgress(RequestRecord):
             if self.request_id is not None:
                 live.sent(self.request_id)
             self.live = live
-            live.show(follow=True)
+            if self._context is None:
+                live.show()
+            else:
+                self._context.run(live.show)
         return self.live
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -328,7 +302,7 @@ class CallProgress(RequestRecord):
         elif self.shown and self.request_id is not None:
             from IPython.display import display
 
-            display({"text/plain": repr(self), "text/html": self.ended_html()}, raw=True)
+            display(self.label_bundle(), raw=True)
 
     def __repr__(self) -> str:
         return render.plain(self.describe())
