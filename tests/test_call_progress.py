@@ -177,3 +177,23 @@ def test_a_results_text_is_written_without_a_widget(ip) -> None:
     assert len(_instances) == widgets
     assert formatted["text/plain"] == tool_result_text(result) == (
         "ToolResult (ok): 42 + structuredContent {sum}")
+
+
+def test_showing_a_result_asks_the_model_for_no_other_forms(ip, monkeypatch) -> None:
+    # Each miss raises through pydantic's __getattr__: the costliest part of showing a result.
+    asked: list[str] = []
+    missing = CallToolResult.__getattr__
+
+    def counting(self: CallToolResult, name: str) -> Any:
+        asked.append(name)
+        return missing(self, name)
+
+    monkeypatch.setattr(CallToolResult, "__getattr__", counting)
+    for formatter in ip.display_formatter.formatters.values():
+        monkeypatch.setattr(formatter, "enabled", True)  # as in a kernel, not a terminal
+    formatted, _ = ip.display_formatter.format(CallToolResult(content=[]))
+    assert set(formatted) == {"text/plain", "text/html"}
+    # Only the two formatters IPython asks before any other remain: a rich bundle, or a
+    # display of its own.
+    assert set(asked) <= {"_ipython_canary_method_should_not_exist_", "_repr_mimebundle_",
+                          "_ipython_display_"}, asked

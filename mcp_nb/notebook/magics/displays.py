@@ -97,11 +97,25 @@ def _html_tool_result(result: CallToolResult) -> str:
     return render.content_blocks_html(result.content, result.isError, result.structuredContent)
 
 
+def _no_form(result: CallToolResult) -> None:
+    return None
+
+
 def register_formatters(shell: Any) -> None:
-    """Tool results display as readable HTML, and a short deterministic text."""
+    """Tool results display as readable HTML, and a short deterministic text.
+
+    The other formatters are told that a result has no form of theirs: left to
+    find out, each asks the pydantic model for its ``_repr_*_`` method twice,
+    and each miss raises through pydantic's ``__getattr__``, which made showing
+    a result cost three times as much as showing a number
+    (``benchmarks/call_cell.py``).
+    """
     formatters = shell.display_formatter.formatters
     formatters["text/plain"].for_type(CallToolResult, _plain_tool_result)
     formatters["text/html"].for_type(CallToolResult, _html_tool_result)
+    for mime, formatter in formatters.items():
+        if mime not in ("text/plain", "text/html"):
+            formatter.for_type(CallToolResult, _no_form)
 
 
 class ResourceContents(PlainRepr, list):  # type: ignore[type-arg]
