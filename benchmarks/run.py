@@ -39,7 +39,7 @@ from typing import Any
 
 if not __package__:  # run as a script (python benchmarks/run.py): make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import notebook_side
+from benchmarks import call_cell, notebook_side
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "driver.py"
@@ -425,6 +425,11 @@ def main(argv: list[str] | None = None) -> None:
     escalations = measure_escalations(settings) if "lab" in servers else {}
     notebook = notebook_side.table(notebook_side.measure(
         messages=1_000 if options.quick else 10_000, repeats=1 if options.quick else 5))
+    print("  %mcp call cells in real kernels", file=sys.stderr, flush=True)
+    cells = call_cell.measure(
+        **(dict(cells=6, warmup=3, blocks=1, profile_cells=3) if options.quick else {}),
+        baseline=options.baseline)
+    notebook += "\n\n" + call_cell.table(cells)
     machine = describe_machine(results, load_before, settings)
     if options.baseline:
         machine += f"\n- mcp_nb baseline: the package in {options.baseline.resolve()}"

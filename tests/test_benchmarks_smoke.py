@@ -7,6 +7,7 @@ machines are too noisy for that, and the figures live in benchmarks/RESULTS.md.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -105,3 +106,30 @@ def test_the_http_round_trip_compares_two_trees() -> None:
     assert set(rows) == {"this tree", "baseline"}, done.stdout
     assert all(int(cpu) > 0 for cpu in rows.values())
     assert "less client CPU in" in done.stdout
+
+
+def test_the_call_cell_is_measured_in_real_kernels() -> None:
+    # This tree against itself as the baseline: both kernels, the three views, tiny counts.
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.call_cell", "--baseline", str(ROOT), "--cells", "4",
+         "--warmup", "2", "--blocks", "2", "--profile-cells", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(figures) == {"baseline", "mcp_nb"}
+    for kernel in figures.values():
+        assert kernel["run_cell"]["count"] == kernel["execute_request"]["count"] == 4
+        assert kernel["run_cell"]["median_ms"] > 0 and kernel["execute_request"]["median_ms"] > 0
+        assert set(kernel["references"]) == {"pass", "1"}
+        # The profile saw the magic itself: the cell ran %mcp call, not something else.
+        assert kernel["profile"]["by_package_ms"]["mcp_nb"] > 0
+        assert any("operations.py" in row["function"] and "(call)" in row["function"]
+                   for row in kernel["profile"]["by_cumulative"])
+    assert re.search(r"^Target: run_cell median ≤ 2 ms: [\d.]+ ms, (met|missed)\.$",
+                     done.stdout, re.MULTILINE)
+
+
+def test_the_call_cell_table_is_in_the_report(quick_run: subprocess.CompletedProcess[str]) -> None:
+    assert "Kernel CPU per `%mcp call add a=1 b=2` cell" in quick_run.stdout
+    median = re.search(r"^\| run_cell, median \| ([\d.]+) \|$", quick_run.stdout, re.MULTILINE)
+    assert median is not None and float(median.group(1)) > 0

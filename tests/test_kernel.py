@@ -149,3 +149,23 @@ def test_kernel_restart_leaves_no_server_behind(kernel: Kernel) -> None:
     assert process_alive(server_pid)
     kernel.manager.restart_kernel(now=True)  # SIGKILL: no atexit runs in the old kernel
     assert wait_gone(server_pid), "a server outlived its restarted kernel"
+
+
+def test_a_call_shows_in_its_own_cell_whether_it_goes_live_or_not(kernel: Kernel) -> None:
+    assert kernel.execute("%load_ext mcp_nb")["status"] == "ok"
+    assert kernel.execute("%mcp connect")["status"] == "ok"
+    # Only a progress report can make a call go live now. A report is read in the transport's
+    # callback, whose context names the cell that connected: the widget must still show here.
+    kernel.execute("__import__('mcp_nb.notebook.request_views').notebook.request_views"
+                   ".LIVE_AFTER = 600")
+    widget_view = "application/vnd.jupyter.widget-view+json"
+    quick = kernel.execute("%mcp call add a=1 b=2")
+    assert [o["type"] for o in quick["outputs"]] == ["display_data", "execute_result"]
+    assert widget_view not in quick["outputs"][0]["data"]  # a quick call opens no widget
+    # Id 2 was the tools/list the call's arguments were checked against.
+    assert _plain(quick) == ["Request tools/call add #3",
+                             "ToolResult (ok): 3 + structuredContent {sum}"]
+    live = kernel.execute("%mcp call slow steps=3 interval=0.05")
+    assert [o["type"] for o in live["outputs"]] == ["display_data", "execute_result"]
+    assert widget_view in live["outputs"][0]["data"]
+    assert _plain(live) == ["Request tools/call slow #4", "ToolResult (ok): done after 3 steps"]

@@ -14,6 +14,7 @@ from support import svg_images_opened
 from mcp_nb.client import Transcript
 from mcp_nb.conformance import kernel as kernel_player
 from mcp_nb.notebook import manager as loaded_magics
+from mcp_nb.notebook.arguments_check import SchemaCheck
 from mcp_nb.notebook.magics import McpCellError
 from mcp_nb.notebook.magics.operations import ARGUMENTS_NOT_IN_SCHEMA
 from mcp_nb.protocol import State
@@ -81,6 +82,25 @@ def test_the_argument_check_refuses_with_a_rule_the_kernel_player_knows(ip, mcp)
     assert str(error).startswith("not sent: the arguments do not fit echo's inputSchema: ")
     assert (error.rule, error.override) == (ARGUMENTS_NOT_IN_SCHEMA, "force")
     assert kernel_player.ARGUMENTS_NOT_IN_SCHEMA == ARGUMENTS_NOT_IN_SCHEMA
+
+
+def test_a_tools_schema_is_compiled_once_per_tool_list(mcp) -> None:
+    hosted = mcp(f"connect compiled -- {LAB}")
+    check = hosted.arguments_check("add")
+    assert check is hosted.arguments_check("add")  # the meta-schema check ran once
+    assert check.problems({"a": 1}) == ["b: required, missing"]
+    assert check.problems({"a": 1, "b": 2}) == []
+    mcp("tools")  # a fresh tools/list: new descriptions, so new checks
+    assert hosted.arguments_check("add") is not check
+    assert hosted.arguments_check("no_such_tool") is None
+
+
+def test_a_schema_that_is_not_json_schema_is_reported_not_judged() -> None:
+    broken = SchemaCheck({"type": "object", "properties": 5})
+    [problem] = broken.problems({"anything": True})
+    assert problem.startswith("(the tool's inputSchema is not a valid JSON Schema, so nothing "
+                              "was checked: 5 is not of type 'object'")
+    assert SchemaCheck(None).problems({"a": 1}) == []
 
 
 def test_a_call_refused_by_the_lifecycle_names_the_call_and_the_magics_option(ip, mcp) -> None:

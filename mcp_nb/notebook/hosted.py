@@ -25,8 +25,9 @@ from ..protocol.envelope import Notification
 from ..protocol.lifecycle import State
 from ..protocol.models import Tool
 from ..transports.base import Transport
+from .arguments_check import SchemaCheck
 from .loop import BackgroundLoop
-from .request_views import RequestProgress
+from .request_views import RequestRecord
 from .widgets import SessionView
 
 # ClientSession coroutine methods the facades expose.
@@ -58,11 +59,13 @@ class HostedSession:
         #: itself shows a snapshot of it (see :mod:`mcp_nb.notebook.widgets`).
         self.view = SessionView(session, name)
         self._tools: dict[str, Tool] | None = None
+        #: Each tool's compiled inputSchema, with the Tool it was compiled from.
+        self._checks: dict[str, tuple[Tool, SchemaCheck]] = {}
         session.on_notification(self._forget_tools)
         #: The App being stepped through (``%mcp app TOOL --step``; an ``AppStepper``), if any.
         self.app_stepper: Any = None
-        #: Progress widgets of this session's calls in flight (told when their timeout is held).
-        self.progress_widgets: set[RequestProgress] = set()
+        #: Progress views of this session's calls in flight (told when their timeout is held).
+        self.progress_widgets: set[RequestRecord] = set()
 
     def hold_for_person(self, reason: str) -> Callable[[], None]:
         """Hold the timeouts of the requests in flight while a person answers the server.
@@ -90,6 +93,20 @@ class HostedSession:
         if self._tools is None:
             self._tools = {tool.name: tool for tool in self.loop.run(self.session.list_tools())}
         return self._tools.get(name)
+
+    def arguments_check(self, name: str) -> SchemaCheck | None:
+        """The check of tool ``name``'s inputSchema (None if the server has no such tool).
+
+        Compiled once per tool description: a new ``tools/list`` answer gives new
+        Tool objects, and so new checks.
+        """
+        tool = self.tool(name)
+        if tool is None:
+            return None
+        cached = self._checks.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = self._checks[name] = (tool, SchemaCheck(tool.inputSchema))
+        return cached[1]
 
     def remember_tools(self, tools: list[Tool]) -> None:
         """A fresh ``tools/list`` answer, e.g. from ``%mcp tools``."""

@@ -8,7 +8,7 @@ from ...client.session import RawExchange
 from ...i18n import _
 from ...protocol.models import CallToolResult
 from .. import render
-from ..request_views import RequestProgress, ToolResultView
+from ..request_views import RequestProgress, tool_result_text
 
 
 class PlainRepr:
@@ -90,18 +90,32 @@ class RawView(PlainRepr):
 
 
 def _plain_tool_result(result: CallToolResult, printer: Any, cycle: bool) -> None:
-    printer.text(repr(ToolResultView(result)))
+    printer.text(render.plain(tool_result_text(result)))
 
 
 def _html_tool_result(result: CallToolResult) -> str:
     return render.content_blocks_html(result.content, result.isError, result.structuredContent)
 
 
+def _no_form(result: CallToolResult) -> None:
+    return None
+
+
 def register_formatters(shell: Any) -> None:
-    """Tool results display as readable HTML, and a short deterministic text."""
+    """Tool results display as readable HTML, and a short deterministic text.
+
+    The other formatters are told that a result has no form of theirs: left to
+    find out, each asks the pydantic model for its ``_repr_*_`` method twice,
+    and each miss raises through pydantic's ``__getattr__``, which made showing
+    a result cost three times as much as showing a number
+    (``benchmarks/call_cell.py``).
+    """
     formatters = shell.display_formatter.formatters
     formatters["text/plain"].for_type(CallToolResult, _plain_tool_result)
     formatters["text/html"].for_type(CallToolResult, _html_tool_result)
+    for mime, formatter in formatters.items():
+        if mime not in ("text/plain", "text/html"):
+            formatter.for_type(CallToolResult, _no_form)
 
 
 class ResourceContents(PlainRepr, list):  # type: ignore[type-arg]

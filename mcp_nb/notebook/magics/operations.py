@@ -12,9 +12,8 @@ from ...protocol.lifecycle import State
 from ...protocol.models import LOG_LEVELS
 from ...protocol.versions import Era
 from ..apps import app_note, app_view_for_call, app_view_while_running
-from ..arguments_check import problems
 from ..forms import ToolForm
-from ..request_views import RequestProgress
+from ..request_views import CallProgress, RequestProgress
 from .arguments import key_values, request_options, request_settings
 from .displays import BackgroundCall, Listing, PromptMessages, ResourceContents
 from .table import CommandGroup, McpCellError, Parser
@@ -65,17 +64,19 @@ def call(mcp: McpMagics, args: argparse.Namespace) -> Any:
         options["reset_timeout_on_progress"] = True
     if args.max_timeout is not None:
         options["max_timeout"] = args.max_timeout
-    progress = RequestProgress(f"tools/call {args.tool}",
-                               options.get("timeout", hosted.session.default_timeout))
+    method = f"tools/call {args.tool}"
+    timeout = options.get("timeout", hosted.session.default_timeout)
+    # A blocking call goes live only if it lasts (see CallProgress); a --background one
+    # is live at once, since its Cancel button works while the kernel is free.
+    progress = (RequestProgress(method, timeout) if args.background else
+                CallProgress(method, timeout, shown=mcp.show_widgets))
     progress.on_cancel = lambda request_id: hosted.loop.submit(
         hosted.session.cancel(request_id, "Cancel button"))
     on_wire = threading.Event()
 
     def sent(request_id: int) -> None:
-        # Shown once on the wire: a request the guard refuses never gets a widget.
+        # Shown once on the wire: a request the guard refuses never gets a view.
         progress.sent(request_id)
-        if mcp.show_widgets and not args.background:
-            progress.show()
         on_wire.set()
 
     options["on_progress"] = progress.progress
@@ -109,10 +110,10 @@ def check_arguments(hosted: HostedSession, name: str, arguments: dict[str, Any])
         # Not now: the guard refuses the call itself, naming tools/call (the request the
         # learner made), not a tools/list fetched behind their back for its schema.
         return
-    tool = hosted.tool(name)
-    if tool is None:
+    check = hosted.arguments_check(name)
+    if check is None:
         return  # an unknown tool is the server's to refuse (its -32602 is worth seeing)
-    found = problems(tool.inputSchema, arguments)
+    found = check.problems(arguments)
     if found:
         raise McpCellError(_("not sent: the arguments do not fit {tool}'s inputSchema: "
                              "{problems} (--force sends them anyway)").format(
