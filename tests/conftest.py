@@ -66,6 +66,7 @@ SLOW_MODULES = {
     "test_recording_export.py": "exported tests run by pytest in subprocesses",
     "test_kernel.py": "sessions in a real kernel",
     "test_auth_jupyter.py": "a Jupyter server for the OAuth callback route",
+    "test_kernel_websocket.py": "Jupyter servers and kernels for the websocket's TCP_NODELAY",
     "test_auth_real_servers.py": "SDK resource servers, tokens that expire in seconds",
 }
 #: Single tests the inner loop leaves out, in modules it runs: calibration matrices (a whole
