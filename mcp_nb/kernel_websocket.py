@@ -1,4 +1,4 @@
-"""Jupyter Server's kernel websocket with ``TCP_NODELAY``: an MCP App's round trip at the wire's speed.
+"""Jupyter Server's kernel websocket with ``TCP_NODELAY``: MCP Apps at the wire's speed.
 
 An App's ``tools/call`` crosses the browser ↔ Jupyter Server websocket twice. Jupyter Server
 writes kernel messages to that socket with Nagle's algorithm on (it never calls

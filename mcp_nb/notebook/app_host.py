@@ -66,6 +66,13 @@ def declares_apps(session: Any) -> bool:
     return meta.EXTENSION in extensions
 
 
+def cached_note(read_at: float) -> str:
+    """The App header's line for a resource served from the session's copy."""
+    return _("resource: this session's copy of resources/read at {time} s (MCP Apps: the host "
+             "MAY cache; resources/list_changed or resources/updated drop it)").format(
+        time=f"{read_at:.3f}")
+
+
 def _tool_dict(tool: Any) -> dict[str, Any]:
     return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
 
@@ -94,6 +101,8 @@ class AppHosting:
         self.host: AppHost | None = None
         self.problem: str | None = None
         self.policy_lines: list[str] = []
+        #: The session's copy the resource came from (None: read for this render).
+        self.cached_copy: Any = None
         self._lock = threading.RLock()
         self.frame: AppFrame | None = None
         self._unsubscribe: Any = None
@@ -101,10 +110,14 @@ class AppHosting:
 
     # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
 
-    def read_resource(self) -> None:
-        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it."""
+    def read_resource(self, *, cached: bool = True) -> None:
+        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it.
+
+        With ``cached``, the session's copy of an earlier read is used when there is one
+        (:mod:`.app_cache`); the step-by-step walk reads every time (``cached=False``).
+        """
         try:
-            contents = self.hosted.run(self.hosted.session.read_resource(self.uri))
+            contents = self._resource_contents(cached)
             resource = meta.ui_resource(self.uri, {"contents": contents})
         except meta.AppResourceError as exc:
             self._refuse(str(exc))
@@ -116,6 +129,8 @@ class AppHosting:
             return
         policy = sandbox_policy(resource.csp, resource.permissions)
         self.policy_lines = describe_policy(policy)
+        if self.cached_copy is not None:
+            self.policy_lines.insert(0, cached_note(self.cached_copy.read_at))
         self.host = AppHost(
             _tool_dict(self.tool), resource, policy, arguments=self.arguments,
             call_id=self.call_id, find_tool=self._find_tool,
@@ -126,6 +141,15 @@ class AppHosting:
             self.host.set_result(self.result.model_dump(exclude_none=True))
         self._unsubscribe = self.hosted.session.on_transition(self._on_session_transition)
         self._draw_header()
+
+    def _resource_contents(self, cached: bool) -> list[dict[str, Any]]:
+        """The resource's contents, from the session's copy or read now (and kept)."""
+        cache = getattr(self.hosted, "app_resources", None)
+        if cache is None:
+            return list(self.hosted.run(self.hosted.session.read_resource(self.uri)))
+        contents, copy = cache.read(self.hosted.run, self.uri, fresh=not cached)
+        self.cached_copy = copy
+        return list(contents)
 
     def _frame_settings(self) -> dict[str, Any]:
         """What the frame is made with that the host decides: the sandbox proxy document

@@ -25,6 +25,7 @@ from ..protocol.envelope import Notification
 from ..protocol.lifecycle import State
 from ..protocol.models import Tool
 from ..transports.base import Transport
+from .app_cache import AppResourceCache
 from .loop import BackgroundLoop
 from .request_views import RequestProgress
 from .widgets import SessionView
@@ -59,6 +60,8 @@ class HostedSession:
         self.view = SessionView(session, name)
         self._tools: dict[str, Tool] | None = None
         session.on_notification(self._forget_tools)
+        #: The ui:// resources its Apps were rendered from, until the server says they changed.
+        self.app_resources = AppResourceCache(session)
         #: The App being stepped through (``%mcp app TOOL --step``; an ``AppStepper``), if any.
         self.app_stepper: Any = None
         #: Progress widgets of this session's calls in flight (told when their timeout is held).
