@@ -232,17 +232,17 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 
     rows.append("| `%mcp call` → `initialized`, median (kernel clock) | " + cells(
         lambda r, c: f"{r[c]['call_to_initialized']['median_ms']} ms") + " | ≤ 300 ms |")
-    rows.append("| … min–max | " + cells(
-        lambda r, c: f"{r[c]['call_to_initialized']['min_ms']}–"
+    rows.append("| … min-max | " + cells(
+        lambda r, c: f"{r[c]['call_to_initialized']['min_ms']}-"
                      f"{r[c]['call_to_initialized']['max_ms']}") + " | |")
     for step in STEPS:
         rows.append(f"| run cell → {step}, median (page clock) | " + cells(
             lambda r, c, step=step: f"{r[c]['run_to_step_ms'][step]} ms") + " | |")
     trip = {n: results[n]["app_tools_call_round_trip"] for n in ("off", "on")}
     kernel = {n: results[n]["of_which_in_the_kernel"] for n in ("off", "on")}
-    rows.append(f"| App `tools/call` round trip, median (min–max) | {trip['off']['median_ms']} ms "
-                f"({trip['off']['min_ms']}–{trip['off']['max_ms']}) | (same) | "
-                f"{trip['on']['median_ms']} ms ({trip['on']['min_ms']}–{trip['on']['max_ms']}) "
+    rows.append(f"| App `tools/call` round trip, median (min-max) | {trip['off']['median_ms']} ms "
+                f"({trip['off']['min_ms']}-{trip['off']['max_ms']}) | (same) | "
+                f"{trip['on']['median_ms']} ms ({trip['on']['min_ms']}-{trip['on']['max_ms']}) "
                 "| (same) | ≤ 20 ms |")
     rows.append(f"| … of which in the kernel, median | {kernel['off']['median_ms']} ms | (same) | "
                 f"{kernel['on']['median_ms']} ms | (same) | |")
