@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 from ..i18n import _
 from ..protocol.observers import Observers
 from .csp import SandboxPolicy
+from .download import DownloadFile, check_request
 from .lifecycle import AppEvent, AppLifecycle, AppState
 from .meta import PROTOCOL_VERSION, UiResource, app_callable
 
@@ -137,6 +138,8 @@ class HostContext:
     width: int | None = None
     locale: str | None = None
     time_zone: str | None = None
+    #: ``styles`` ({"variables": {…}}) from the page's theme (:mod:`.styles`), or None.
+    styles: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,6 +155,8 @@ class HostContext:
             context["locale"] = self.locale
         if self.time_zone:
             context["timeZone"] = self.time_zone
+        if self.styles:
+            context["styles"] = self.styles
         return context
 
 
@@ -216,6 +221,8 @@ class AppHost:
         self.page_posts_resource = False
         self._ids = itertools.count(1)
         self._pending: dict[str | int, str] = {}
+        #: ui/download-file requests waiting for the person's click, by the App's id.
+        self._downloads: dict[str | int, list[DownloadFile]] = {}
 
     @property
     def state(self) -> AppState:
@@ -323,7 +330,7 @@ class AppHost:
         if not self.lifecycle.addressable:
             return []
         partial = {k: v for k, v in self.context.to_dict().items()
-                   if k in {"theme", "displayMode", "containerDimensions", "locale"}}
+                   if k in {"theme", "displayMode", "containerDimensions", "locale", "styles"}}
         return [self._send(_notification("ui/notifications/host-context-changed", partial))]
 
     # -- what the host answers ------------------------------------------------------------
@@ -333,8 +340,8 @@ class AppHost:
             "permissions": {key: {} for key in self.policy.permissions}}
         if self.policy.approved:
             sandbox["csp"] = {key: list(values) for key, values in self.policy.approved.items()}
-        return {"openLinks": {}, "serverTools": {}, "serverResources": {}, "logging": {},
-                "sandbox": sandbox}
+        return {"openLinks": {}, "downloadFile": {}, "serverTools": {}, "serverResources": {},
+                "logging": {}, "sandbox": sandbox}
 
     def resource_message(self) -> dict[str, Any]:
         """``ui/notifications/sandbox-resource-ready``: the View's HTML and its sandbox, for
@@ -539,6 +546,23 @@ class AppHost:
                                                     {"displayMode": mode})))
         return actions
 
+    def _download_file(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
+        """Draft: the answer waits for the person (:meth:`download_answered`)."""
+        files = check_request(params)
+        if isinstance(files, str):
+            return self._refuse(request_id, REFUSED, files, "ui/download-file")
+        self._downloads[request_id] = files
+        return [Show("download", {"id": request_id, "files": files})]
+
+    def download_answered(self, request_id: str | int, *, saved: str | None = None,
+                          refused: str | None = None) -> list[Action]:
+        """The person saved (``saved`` says where) or declined (``refused`` says why)."""
+        if self._downloads.pop(request_id, None) is None or self.state is AppState.TORN_DOWN:
+            return []
+        if refused is not None:
+            return [self._send(_error(request_id, REFUSED, refused), "ui/download-file refused")]
+        return [self._send(_result(request_id, {}), f"ui/download-file: {saved}")]
+
     _HANDLERS: ClassVar[dict[str, Callable[[AppHost, str | int, dict[str, Any]], list[Action]]]] = {
         "tools/call": _tools_call,
         "resources/read": _resources_read,
@@ -546,4 +570,5 @@ class AppHost:
         "ui/message": _message,
         "ui/update-model-context": _model_context,
         "ui/request-display-mode": _display_mode,
+        "ui/download-file": _download_file,
     }

@@ -40,11 +40,13 @@ from ..apps.host import (
     ToFrame,
 )
 from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
+from ..apps.styles import host_styles
 from ..client.errors import ServerError
 from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
+from .app_download import DownloadPrompt
 
 if TYPE_CHECKING:
     from .apps import AppFrame
@@ -103,6 +105,8 @@ class AppHosting:
         self.policy_lines: list[str] = []
         #: The session's copy the resource came from (None: read for this render).
         self.cached_copy: Any = None
+        #: ui/download-file requests shown in the cell, in order.
+        self.download_prompts: list[DownloadPrompt] = []
         self._lock = threading.RLock()
         self.frame: AppFrame | None = None
         self._unsubscribe: Any = None
@@ -210,6 +214,7 @@ class AppHosting:
                 context.width = int(width) if isinstance(width, int | float) and width else None
                 context.locale = str(content.get("locale") or "") or None
                 context.time_zone = str(content.get("timeZone") or "") or None
+                context.styles = host_styles(content.get("styles"))
                 if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
                     self._apply(self.host.frame_created())
                     timer = threading.Timer(INITIALIZED_WAIT, self._still_waiting)
@@ -219,7 +224,8 @@ class AppHosting:
                 self._apply(self.host.receive(content.get("message")))
             elif kind == "theme":
                 self._apply(self.host.context_changed(
-                    theme="dark" if content.get("theme") == "dark" else "light"))
+                    theme="dark" if content.get("theme") == "dark" else "light",
+                    styles=host_styles(content.get("styles"))))
             elif kind == "escape" and self.frame is not None:
                 self.host.context.display_mode = "inline"
                 self.frame.display_mode = "inline"
@@ -241,6 +247,8 @@ class AppHosting:
                     timer.start()
             elif isinstance(action, Forward):
                 self._forward(action)
+            elif isinstance(action, Show) and action.kind == "download":
+                self._offer_download(action.data)
             elif isinstance(action, Show):
                 self._show(action)
             elif isinstance(action, Resize):
@@ -274,6 +282,24 @@ class AppHosting:
                 self._apply(self.host.forwarded(action.app_id, result, error))
 
         future.add_done_callback(done)
+
+    def _offer_download(self, data: Mapping[str, Any]) -> None:
+        """ui/download-file: the files wait in the cell for the person's Save or Decline."""
+        request_id = data["id"]
+
+        def answer(**outcome: Any) -> None:
+            if self.host is not None:
+                with self._lock:
+                    self._apply(self.host.download_answered(request_id, **outcome))
+
+        prompt = DownloadPrompt(self.tool_name, data["files"], answer)
+        self.download_prompts.append(prompt)
+        self._show_download(prompt)
+
+    def _show_download(self, prompt: DownloadPrompt) -> None:
+        """Put the prompt in the cell (the drawing class may place it elsewhere)."""
+        if hasattr(self, "children"):
+            self.children = (*self.children, prompt)  # type: ignore[attr-defined]
 
     def _find_tool(self, name: str) -> Any:
         try:
@@ -359,6 +385,9 @@ class AppHosting:
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
         self._draw_diagram()
+        if record.target is AppState.TORN_DOWN:
+            for prompt in self.download_prompts:
+                prompt.withdraw()
         if record.target is AppState.TORN_DOWN and self._unsubscribe is not None:
             self._unsubscribe()  # a torn-down App no longer follows its session
             self._unsubscribe = None

@@ -20,6 +20,19 @@ function theme() {
     ? "dark" : "light";
 }
 
+function hostStyles(model) {
+  // hostContext.styles: the spec's CSS variables, each read from the JupyterLab theme variable
+  // that plays its part (AppFrame.style_sources, mcp_nb.apps.styles), as this page shows them.
+  const sources = model.get("style_sources") || {};
+  const computed = window.getComputedStyle(document.body);
+  const values = {};
+  for (const [key, source] of Object.entries(sources)) {
+    const value = computed.getPropertyValue(source).trim();
+    if (value) values[key] = value;
+  }
+  return values;
+}
+
 function asJson(data) {
   // What the App posted, as JSON the kernel can read; anything else becomes a marker the
   // host rejects as malformed (a Blob or a function cannot cross the comm).
@@ -116,7 +129,7 @@ function render({ model, el }) {
     const now = theme();
     if (now !== shownTheme) {
       shownTheme = now;
-      model.send({ kind: "theme", theme: now });
+      model.send({ kind: "theme", theme: now, styles: hostStyles(model) });
     }
   });
   themeWatch.observe(document.body, { attributes: true,
@@ -127,7 +140,8 @@ function render({ model, el }) {
   model.on("change:removed", removed);
 
   // What only the browser knows, before the frame exists (so it precedes the proxy).
-  model.send({ kind: "created", theme: theme(), width: Math.round(el.clientWidth || 0),
+  model.send({ kind: "created", theme: theme(), styles: hostStyles(model),
+               width: Math.round(el.clientWidth || 0),
                locale: navigator.language,
                timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   place();
