@@ -50,6 +50,7 @@ SLOW_MODULES = {
     "test_browser.py": "JupyterLab and Notebook 7 in Chromium",
     "test_browser_auth.py": "JupyterLab in Chromium, a person authorizing",
     "test_apps_browser.py": "MCP Apps in JupyterLab in Chromium",
+    "test_apps_host_rows_browser.py": "MCP Apps' theme styles and downloads in Chromium",
     "test_conformance_suite.py": "the official conformance suite (npm), every scenario",
     "test_auth_conformance.py": "the conformance suite's authorization scenarios",
     "test_conformance_kernel.py": "conformance scenarios typed as magics into a real kernel",
