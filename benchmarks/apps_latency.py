@@ -85,6 +85,18 @@ PAGE_CLOCK = """(() => {
     const method = event.data && event.data.method;
     if (steps.has(method)) window.__mcpnbTimeline.push([performance.now(), method]);
   }, true);
+  // The App frame (the sandbox proxy) entering the page: from here to sandbox-proxy-ready is
+  // what a proxy frame kept warm could save at most.
+  new MutationObserver((records) => {
+    for (const record of records) {
+      for (const node of record.addedNodes) {
+        if (node.nodeType === 1 && (node.matches("iframe.mcpnb-app-frame")
+            || node.querySelector("iframe.mcpnb-app-frame"))) {
+          window.__mcpnbTimeline.push([performance.now(), "frame in page"]);
+        }
+      }
+    }
+  }).observe(document, { childList: true, subtree: true });
 })();"""
 
 #: Once the notebook is open: the kernel's messages as the page sends and receives them.
@@ -123,7 +135,7 @@ ROUND_TRIP = """async (count) => {
   return times;
 }"""
 
-STEPS = ("frame model", "execute_result", "ui/notifications/sandbox-proxy-ready",
+STEPS = ("frame model", "execute_result", "frame in page", "ui/notifications/sandbox-proxy-ready",
          "ui/initialize", "ui/notifications/initialized")
 
 
