@@ -11,7 +11,9 @@ The levers, each measured with and without in the same run:
 * **nodelay**: the kit's server extension sets ``TCP_NODELAY`` on Jupyter Server's kernel
   websockets (:mod:`mcp_nb.kernel_websocket`). *Off* is the same extension with the stock
   connection class named in the configuration (which the extension respects), so nothing
-  else differs. Each side gets its own JupyterLab and browser, one after the other.
+  else differs. Each side has its own JupyterLab and browser, both running at once and
+  taking turns cell by cell (and block of 10 round trips by block), so the machine's load
+  drifts over both alike.
 * **cache**: the session's copy of the App's ``ui://`` resource (:mod:`mcp_nb.notebook.
   app_cache`). Renders alternate off/on in one notebook (``hosted.app_resources.enabled``).
 
@@ -43,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -170,67 +173,101 @@ def _render_steps(timeline: list[list[Any]]) -> list[dict[str, float]]:
     return [{k: v for k, v in r.items() if k != "_start"} for r in renders]
 
 
-def measure_server(nodelay: bool, renders: int, calls: int, command: str) -> dict[str, Any]:
-    """One JupyterLab (TCP_NODELAY on or off), one page: the renders, then the round trips."""
-    options = [EXTENSION] if nodelay else [
-        EXTENSION, f"--ServerApp.kernel_websocket_connection_class={STOCK}"]
-    sources = ["%load_ext mcp_nb", f"basic = %mcp connect basic -- {command}",
-               "%mcp call get-time"]  # the page's first render, on its own
-    # Cache off, on, off, on …: both sides see the same page, kernel and machine minute.
-    sources += [f"basic.app_resources.enabled = {index % 2 == 1}\n%mcp call get-time"
-                for index in range(2 * renders)]
-    sources.append(MEASURE)
-    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as home:
-        server = JupyterServer(Path(root), Path(home), LAB, options=options)
-        try:
-            write_notebook(Path(root) / "bench.ipynb", sources)
-            with browser_page(server) as page:
-                page.add_init_script(PAGE_CLOCK)
-                open_notebook(page, server, "bench.ipynb")
-                page.evaluate(KERNEL_CLOCK)
-                for index in (0, 1):
-                    _run_cell(page, index)
-                    _wait_prompt(page, index)
-                for index in range(2, 3 + 2 * renders):
-                    _run_cell(page, index)
-                    (outputs(cell(page, index)).frame_locator("iframe.mcpnb-app-frame")
-                     .frame_locator("iframe").locator("#server-time")
-                     .filter(has_text=ISO).wait_for())
-                    page.wait_for_timeout(100)  # let the render settle before the next cell
-                timeline = page.evaluate("() => window.__mcpnbTimeline")
-                view = next(frame for frame in page.frames if frame.parent_frame is not None
-                            and frame.parent_frame.url == "about:srcdoc")
-                view.evaluate(ROUND_TRIP, 5)  # warm-up, not counted
-                trips = view.evaluate(ROUND_TRIP, calls)
-                measure_cell = 3 + 2 * renders
-                _run_cell(page, measure_cell)
-                printed = outputs(cell(page, measure_cell)).locator("pre").first
-                printed.wait_for()
-                times = json.loads(printed.inner_text())
-            log = server.log_path.read_text(errors="replace")
-        finally:
-            server.stop()
-    applied = "TCP_NODELAY=on" in log
-    assert applied == nodelay, f"TCP_NODELAY expected {nodelay}, the server's log says {applied}"
-    ready, starts = times["initialized"], times["calls"]
-    to_initialized = [(done - start) * 1000 for start, done in
-                      zip(starts[:1 + 2 * renders], ready[:1 + 2 * renders], strict=True)]
-    steps = _render_steps(timeline)
-    first, rest = to_initialized[0], to_initialized[1:]
-    result: dict[str, Any] = {
-        "first_render_ms": round(first, 1),
-        "app_tools_call_round_trip": _summary(trips),
-        "of_which_in_the_kernel": _summary([t * 1000 for t in times["kernel"]]),
-    }
-    for label, parity in (("cache_off", 0), ("cache_on", 1)):
-        mine = [value for index, value in enumerate(rest) if index % 2 == parity]
-        page_steps = [s for index, s in enumerate(steps[1:]) if index % 2 == parity]
-        result[label] = {
-            "call_to_initialized": _summary(mine),
-            "run_to_step_ms": {step: round(statistics.median(
-                s[step] for s in page_steps if step in s), 1) for step in STEPS},
+class Side:
+    """One JupyterLab (TCP_NODELAY on or off) and its notebook page."""
+
+    def __init__(self, nodelay: bool, renders: int, command: str, stack: ExitStack) -> None:
+        self.nodelay = nodelay
+        options = [EXTENSION] if nodelay else [
+            EXTENSION, f"--ServerApp.kernel_websocket_connection_class={STOCK}"]
+        root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        sources = ["%load_ext mcp_nb", f"basic = %mcp connect basic -- {command}",
+                   "%mcp call get-time"]  # the page's first render, on its own
+        # Cache off, on, off, on …: both sides of the lever in the same minutes.
+        sources += [f"basic.app_resources.enabled = {index % 2 == 1}\n%mcp call get-time"
+                    for index in range(2 * renders)]
+        sources.append(MEASURE)
+        self.measure_cell = len(sources) - 1
+        write_notebook(root / "bench.ipynb", sources)
+        self.server = JupyterServer(root, home, LAB, options=options)
+        stack.callback(self.server.stop)
+        self.page: Any = None
+        self.trips: list[float] = []
+
+    def open(self, page: Any) -> None:
+        self.page = page
+        page.add_init_script(PAGE_CLOCK)
+        open_notebook(page, self.server, "bench.ipynb")
+        page.evaluate(KERNEL_CLOCK)
+        for index in (0, 1):
+            _run_cell(page, index)
+            _wait_prompt(page, index)
+
+    def render(self, index: int) -> None:
+        self.page.bring_to_front()  # the shown tab: a hidden one may be throttled
+        _run_cell(self.page, index)
+        (outputs(cell(self.page, index)).frame_locator("iframe.mcpnb-app-frame")
+         .frame_locator("iframe").locator("#server-time").filter(has_text=ISO).wait_for())
+        self.page.wait_for_timeout(100)  # let the render settle before the next cell
+
+    def view(self) -> Any:
+        return next(frame for frame in self.page.frames if frame.parent_frame is not None
+                    and frame.parent_frame.url == "about:srcdoc")
+
+    def round_trips(self, count: int) -> None:
+        self.page.bring_to_front()
+        self.trips += self.view().evaluate(ROUND_TRIP, count)
+
+    def results(self, renders: int) -> dict[str, Any]:
+        timeline = self.page.evaluate("() => window.__mcpnbTimeline")
+        _run_cell(self.page, self.measure_cell)
+        printed = outputs(cell(self.page, self.measure_cell)).locator("pre").first
+        printed.wait_for()
+        times = json.loads(printed.inner_text())
+        log = self.server.log_path.read_text(errors="replace")
+        applied = "TCP_NODELAY=on" in log
+        assert applied == self.nodelay, f"TCP_NODELAY: expected {self.nodelay}, log {applied}"
+        ready, starts = times["initialized"], times["calls"]
+        to_initialized = [(done - start) * 1000 for start, done in
+                          zip(starts[:1 + 2 * renders], ready[:1 + 2 * renders], strict=True)]
+        steps = _render_steps(timeline)
+        result: dict[str, Any] = {
+            "first_render_ms": round(to_initialized[0], 1),
+            "app_tools_call_round_trip": _summary(self.trips),
+            "of_which_in_the_kernel": _summary([t * 1000 for t in times["kernel"]]),
         }
-    return result
+        for label, parity in (("cache_off", 0), ("cache_on", 1)):
+            mine = [v for index, v in enumerate(to_initialized[1:]) if index % 2 == parity]
+            page_steps = [s for index, s in enumerate(steps[1:]) if index % 2 == parity]
+            result[label] = {
+                "call_to_initialized": _summary(mine),
+                "run_to_step_ms": {step: round(statistics.median(
+                    s[step] for s in page_steps if step in s), 1) for step in STEPS},
+            }
+        return result
+
+
+def measure(renders: int, calls: int, command: str) -> dict[str, dict[str, Any]]:
+    """Both JupyterLabs at once, taking turns cell by cell and block by block, so a busy
+    minute of this shared machine slows both sides of every lever alike."""
+    with ExitStack() as stack:
+        sides = {"off": Side(False, renders, command, stack),
+                 "on": Side(True, renders, command, stack)}
+        # One browser, a page per server (each its own tab, as a person with two would have).
+        first = stack.enter_context(browser_page(sides["off"].server, also=[sides["on"].server]))
+        sides["off"].open(first)
+        sides["on"].open(first.context.new_page())
+        for index in range(2, 3 + 2 * renders):
+            for side in sides.values():
+                side.render(index)
+        for side in sides.values():
+            side.view().evaluate(ROUND_TRIP, 5)  # warm-up, not counted
+        block = 10
+        for done in range(0, calls, block):
+            for side in sides.values():
+                side.round_trips(min(block, calls - done))
+        return {name: side.results(renders) for name, side in sides.items()}
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
@@ -272,8 +309,7 @@ def main() -> None:
     command = shlex.join(install_example())
     load = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    results = {"off": measure_server(False, args.renders, args.calls, command),
-               "on": measure_server(True, args.renders, args.calls, command)}
+    results = measure(args.renders, args.calls, command)
     results["run"] = {"date": started, "load_before": load,  # type: ignore[assignment]
                       "load_after": os.getloadavg()[0]}
     if args.json:
