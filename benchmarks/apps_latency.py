@@ -206,9 +206,13 @@ class Side:
 
     def render(self, index: int) -> None:
         self.page.bring_to_front()  # the shown tab: a hidden one may be throttled
+        # In view, as a person running it sees it (JupyterLab may skip drawing cells out of
+        # view, and an App that is not drawn may not start).
+        cell(self.page, index).scroll_into_view_if_needed()
         _run_cell(self.page, index)
         (outputs(cell(self.page, index)).frame_locator("iframe.mcpnb-app-frame")
-         .frame_locator("iframe").locator("#server-time").filter(has_text=ISO).wait_for())
+         .frame_locator("iframe").locator("#server-time").filter(has_text=ISO)
+         .wait_for(timeout=90_000))
         self.page.wait_for_timeout(100)  # let the render settle before the next cell
 
     def view(self) -> Any:
