@@ -306,9 +306,10 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory,
 
 
 @contextmanager
-def browser_page(server: JupyterServer, *, width: int = 1280,
-                 height: int = 1400) -> Iterator[Page]:
-    """A page in headless chromium that may talk to ``server`` and nothing else."""
+def browser_page(server: JupyterServer, *, width: int = 1280, height: int = 1400,
+                 also: Sequence[JupyterServer] = ()) -> Iterator[Page]:
+    """A page in headless chromium that may talk to ``server`` and nothing else (nor to the
+    servers in ``also``, whose pages the caller opens in the same context)."""
     sync_api = require_browser_stack(server.front_end)
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as playwright:
@@ -319,7 +320,7 @@ def browser_page(server: JupyterServer, *, width: int = 1280,
         refused: list[str] = []
 
         def only_the_server(route: Route) -> None:
-            if route.request.url.startswith(server.base):
+            if any(route.request.url.startswith(allowed.base) for allowed in (server, *also)):
                 route.continue_()
             else:
                 refused.append(route.request.url)

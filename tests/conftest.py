@@ -52,6 +52,7 @@ SLOW_MODULES = {
     "test_apps_browser.py": "MCP Apps in JupyterLab in Chromium",
     "test_apps_runall_browser.py": "Run All of chapter 16, both editions, in JupyterLab",
     "test_apps_hostile.py": "hostile MCP Apps in JupyterLab in Chromium",
+    "test_apps_host_rows_browser.py": "MCP Apps' theme styles and downloads in Chromium",
     "test_conformance_suite.py": "the official conformance suite (npm), every scenario",
     "test_auth_conformance.py": "the conformance suite's authorization scenarios",
     "test_conformance_kernel.py": "conformance scenarios typed as magics into a real kernel",
@@ -69,6 +70,7 @@ SLOW_MODULES = {
     "test_recording_export.py": "exported tests run by pytest in subprocesses",
     "test_kernel.py": "sessions in a real kernel",
     "test_auth_jupyter.py": "a Jupyter server for the OAuth callback route",
+    "test_kernel_websocket.py": "Jupyter servers and kernels for the websocket's TCP_NODELAY",
     "test_auth_real_servers.py": "SDK resource servers, tokens that expire in seconds",
 }
 #: Single tests the inner loop leaves out, in modules it runs: calibration matrices (a whole

@@ -73,6 +73,11 @@ Action = ToFrame | Forward | Show | Resize | RemoveFrame
 
 # -- the JSON-RPC messages the host posts ----------------------------------------------------
 
+def error_message(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """The host's refusal of the View's request ``request_id``."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
 def result_message(request_id: Any, result: Mapping[str, Any]) -> dict[str, Any]:
     """The host's answer to the View's request ``request_id``."""
     return {"jsonrpc": "2.0", "id": request_id, "result": dict(result)}

@@ -46,9 +46,11 @@ from typing import Any, ClassVar
 from ..i18n import _
 from ..protocol.observers import Observers
 from .actions import Action, Direction, Exchange, Forward, RemoveFrame, Resize, Show, ToFrame
+from .actions import error_message as _error
 from .actions import notification_message as _notification
 from .actions import result_message as _result
 from .csp import SandboxPolicy
+from .download import DownloadFile
 from .lifecycle import AppEvent, AppLifecycle, AppState
 from .meta import PROTOCOL_VERSION, UiResource, app_callable
 from .page import PageBootstrap
@@ -85,6 +87,8 @@ class HostContext:
     width: int | None = None
     locale: str | None = None
     time_zone: str | None = None
+    #: ``styles`` ({"variables": {…}}) from the page's theme (:mod:`.styles`), or None.
+    styles: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,11 +104,11 @@ class HostContext:
             context["locale"] = self.locale
         if self.time_zone:
             context["timeZone"] = self.time_zone
+        if self.styles:
+            context["styles"] = self.styles
         return context
 
 
-def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 class AppHost(ViewRequests, PageBootstrap):
@@ -159,6 +163,8 @@ class AppHost(ViewRequests, PageBootstrap):
         self.fullscreen_agreed = False
         self._ids = itertools.count(1)
         self._pending: dict[str | int, str] = {}
+        #: ui/download-file requests waiting for the person's click, by the App's id.
+        self._downloads: dict[str | int, list[DownloadFile]] = {}
 
     @property
     def state(self) -> AppState:
@@ -266,7 +272,7 @@ class AppHost(ViewRequests, PageBootstrap):
         if not self.lifecycle.addressable:
             return []
         partial = {k: v for k, v in self.context.to_dict().items()
-                   if k in {"theme", "displayMode", "containerDimensions", "locale"}}
+                   if k in {"theme", "displayMode", "containerDimensions", "locale", "styles"}}
         return [self._send(_notification("ui/notifications/host-context-changed", partial))]
 
     # -- what the host answers ------------------------------------------------------------
@@ -276,8 +282,8 @@ class AppHost(ViewRequests, PageBootstrap):
                                                    if self.permissions_agreed}}
         if self.policy.approved:
             sandbox["csp"] = {key: list(values) for key, values in self.policy.approved.items()}
-        return {"openLinks": {}, "serverTools": {}, "serverResources": {}, "logging": {},
-                "sandbox": sandbox}
+        return {"openLinks": {}, "downloadFile": {}, "serverTools": {}, "serverResources": {},
+                "logging": {}, "sandbox": sandbox}
 
     def resource_message(self) -> dict[str, Any]:
         """``ui/notifications/sandbox-resource-ready``: the View's HTML and its sandbox, for
@@ -462,4 +468,5 @@ class AppHost(ViewRequests, PageBootstrap):
         "ui/message": ViewRequests._message,
         "ui/update-model-context": ViewRequests._model_context,
         "ui/request-display-mode": ViewRequests._display_mode,
+        "ui/download-file": ViewRequests._download_file,
     }

@@ -1,6 +1,6 @@
 """The View's requests that end in the host itself (nothing reaches the MCP server):
-``ui/open-link``, ``ui/message``, ``ui/update-model-context``, ``ui/request-display-mode``,
-and the person's agreement to fullscreen.
+``ui/open-link``, ``ui/message``, ``ui/update-model-context``, ``ui/request-display-mode``
+and ``ui/download-file``, with the person's agreement to fullscreen and to a download.
 
 A mixin of :class:`~mcp_nb.apps.host.AppHost`, kept apart so the host's message routing
 and lifecycle read on their own; these are the requests where the host decides what the
@@ -14,9 +14,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .actions import Action, Show, ToFrame
+from .actions import error_message as _error
 from .actions import notification_message as _notification
 from .actions import result_message as _result
-from .lifecycle import AppLifecycle
+from .download import DownloadFile, check_request
+from .lifecycle import AppLifecycle, AppState
 
 #: The code of a refusal (link denied, message refused, teardown error): -32000 is what the
 #: spec's own examples use for implementation-defined errors.
@@ -36,6 +38,8 @@ class ViewRequests:
     lifecycle: AppLifecycle
     messages: list[Any]
     model_context: Any
+    state: AppState
+    _downloads: dict[str | int, list[DownloadFile]]
 
     def _send(self, message: dict[str, Any], note: str = "") -> ToFrame:  # pragma: no cover
         raise NotImplementedError
@@ -100,3 +104,20 @@ class ViewRequests:
         self.context.display_mode = "fullscreen"
         return [Show("display-mode", {"mode": "fullscreen"}), self._send(_notification(
             "ui/notifications/host-context-changed", {"displayMode": "fullscreen"}))]
+
+    def _download_file(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
+        """Draft: the answer waits for the person (:meth:`download_answered`)."""
+        files = check_request(params)
+        if isinstance(files, str):
+            return self._refuse(request_id, REFUSED, files, "ui/download-file")
+        self._downloads[request_id] = files
+        return [Show("download", {"id": request_id, "files": files})]
+
+    def download_answered(self, request_id: str | int, *, saved: str | None = None,
+                          refused: str | None = None) -> list[Action]:
+        """The person saved (``saved`` says where) or declined (``refused`` says why)."""
+        if self._downloads.pop(request_id, None) is None or self.state is AppState.TORN_DOWN:
+            return []
+        if refused is not None:
+            return [self._send(_error(request_id, REFUSED, refused), "ui/download-file refused")]
+        return [self._send(_result(request_id, {}), f"ui/download-file: {saved}")]

@@ -113,7 +113,9 @@ def _callback_handler() -> Any:
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "mcp_nb.auth.jupyter"}]
+    # The kit's one server extension has two points: this OAuth callback route, and the
+    # kernel websocket with TCP_NODELAY for MCP Apps (mcp_nb.kernel_websocket).
+    return [{"module": "mcp_nb.auth.jupyter"}, {"module": "mcp_nb.kernel_websocket"}]
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:

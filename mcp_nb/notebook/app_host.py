@@ -41,11 +41,14 @@ from ..apps.host import (
     ToFrame,
 )
 from ..apps.lifecycle import AppEvent, AppLifecycle, AppState, AppTransitionRecord
+from ..apps.styles import host_styles
 from ..client.errors import ServerError
 from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
+from .app_consent import AppConsent
+from .app_download import DownloadPrompt
 from .app_origins import notebook_origins, remember_page_origin
 from .app_verdict import AppVerdict
 
@@ -70,11 +73,18 @@ def declares_apps(session: Any) -> bool:
     return meta.EXTENSION in extensions
 
 
+def cached_note(read_at: float) -> str:
+    """The App header's line for a resource served from the session's copy."""
+    return _("resource: this session's copy of resources/read at {time} s (MCP Apps: the host "
+             "MAY cache; resources/list_changed or resources/updated drop it)").format(
+        time=f"{read_at:.3f}")
+
+
 def _tool_dict(tool: Any) -> dict[str, Any]:
     return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
 
 
-class AppHosting(AppVerdict):
+class AppHosting(AppConsent, AppVerdict):
     """Mixin: the kernel hosting one App for the session it came from (no drawing here).
 
     The class that mixes it in draws: it provides :meth:`_show`, :meth:`_draw_header`,
@@ -98,6 +108,10 @@ class AppHosting(AppVerdict):
         self.host: AppHost | None = None
         self.problem: str | None = None
         self.policy_lines: list[str] = []
+        #: The session's copy the resource came from (None: read for this render).
+        self.cached_copy: Any = None
+        #: ui/download-file requests shown in the cell, in order.
+        self.download_prompts: list[DownloadPrompt] = []
         self._lock = threading.RLock()
         self.frame: AppFrame | None = None
         self._unsubscribe: Any = None
@@ -118,10 +132,14 @@ class AppHosting(AppVerdict):
 
     # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
 
-    def read_resource(self) -> None:
-        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it."""
+    def read_resource(self, *, cached: bool = True) -> None:
+        """``resources/read`` of the ``ui://`` resource, checked; the CSP built from it.
+
+        With ``cached``, the session's copy of an earlier read is used when there is one
+        (:mod:`.app_cache`); the step-by-step walk reads every time (``cached=False``).
+        """
         try:
-            contents = self.hosted.run(self.hosted.session.read_resource(self.uri))
+            contents = self._resource_contents(cached)
             resource = meta.ui_resource(self.uri, {"contents": contents})
         except meta.AppResourceError as exc:
             self._refuse(str(exc))
@@ -134,6 +152,8 @@ class AppHosting(AppVerdict):
         policy = sandbox_policy(resource.csp, resource.permissions,
                                 host_origins=notebook_origins())
         self.policy_lines = describe_policy(policy)
+        if self.cached_copy is not None:
+            self.policy_lines.insert(0, cached_note(self.cached_copy.read_at))
         self.host = AppHost(
             _tool_dict(self.tool), resource, policy, arguments=self.arguments,
             call_id=self.call_id, find_tool=self._find_tool,
@@ -144,6 +164,15 @@ class AppHosting(AppVerdict):
             self.host.set_result(self.result.model_dump(exclude_none=True))
         self._unsubscribe = self.hosted.session.on_transition(self._on_session_transition)
         self._draw_header()
+
+    def _resource_contents(self, cached: bool) -> list[dict[str, Any]]:
+        """The resource's contents, from the session's copy or read now (and kept)."""
+        cache = getattr(self.hosted, "app_resources", None)
+        if cache is None:
+            return list(self.hosted.run(self.hosted.session.read_resource(self.uri)))
+        contents, copy = cache.read(self.hosted.run, self.uri, fresh=not cached)
+        self.cached_copy = copy
+        return list(contents)
 
     def _frame_settings(self) -> dict[str, Any]:
         """What the frame is made with that the host decides: the sandbox proxy document
@@ -209,6 +238,7 @@ class AppHosting(AppVerdict):
                 context.locale = str(content.get("locale") or "") or None
                 context.time_zone = str(content.get("timeZone") or "") or None
                 remember_page_origin(content.get("origin"))
+                context.styles = host_styles(content.get("styles"))
                 if self.lifecycle.can_fire(AppEvent.FRAME_CREATED):
                     self._apply(self.host.frame_created())
                     self.initialized_wait = INITIALIZED_WAIT  # read now: tests shorten it
@@ -226,7 +256,8 @@ class AppHosting(AppVerdict):
                                                   _page_time(content.get("at"))))
             elif kind == "theme":
                 self._apply(self.host.context_changed(
-                    theme="dark" if content.get("theme") == "dark" else "light"))
+                    theme="dark" if content.get("theme") == "dark" else "light",
+                    styles=host_styles(content.get("styles"))))
             elif kind == "escape" and self.frame is not None:
                 self.host.context.display_mode = "inline"
                 self.frame.display_mode = "inline"
@@ -257,6 +288,8 @@ class AppHosting(AppVerdict):
                     timer.start()
             elif isinstance(action, Forward):
                 self._forward(action)
+            elif isinstance(action, Show) and action.kind == "download":
+                self._offer_download(action.data)
             elif isinstance(action, Show):
                 self._show(action)
             elif isinstance(action, Resize):
@@ -290,27 +323,6 @@ class AppHosting(AppVerdict):
                 self._apply(self.host.forwarded(action.app_id, result, error))
 
         future.add_done_callback(done)
-
-    # -- what the person agrees to (buttons the host draws outside the App's frame) --------
-
-    def grant_permissions(self) -> None:
-        """The person allowed the declared permissions: the frame gets its ``allow`` and the
-        App starts again (a frame's permissions are fixed when its document loads)."""
-        host = self._host()
-        if host.permissions_agreed or not host.policy.allow:
-            return
-        with self._lock:
-            self._restart(_("you allowed {features} for this App: it starts again with "
-                            "them").format(features=host.policy.allow), permissions=True)
-            assert self.host is not None
-            self._apply(self.host.frame_created())
-            if self.frame is not None:
-                self.frame.allow = host.policy.allow  # the page reloads the proxy with it
-
-    def grant_fullscreen(self) -> None:
-        """The person agreed to show the App over the whole page."""
-        with self._lock:
-            self._apply(self._host().grant_fullscreen())
 
     def _find_tool(self, name: str) -> Any:
         try:
@@ -399,6 +411,9 @@ class AppHosting(AppVerdict):
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
         self._draw_diagram()
+        if record.target is AppState.TORN_DOWN:
+            for prompt in self.download_prompts:
+                prompt.withdraw()
         self._draw_verdict()
         if record.target is AppState.TORN_DOWN and self._unsubscribe is not None:
             self._unsubscribe()  # a torn-down App no longer follows its session

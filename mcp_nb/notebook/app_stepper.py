@@ -82,7 +82,7 @@ class AppStepper:
 
     def _read(self) -> StepOutcome:
         view = self.view
-        view.read_resource()
+        view.read_resource(cached=False)  # the read step is what this walk shows
         if view.host is None:
             self.done = len(self.STEPS) - 1  # nothing to load, input or tear down
             return StepOutcome("read", _("refused: {problem}").format(problem=view.problem))

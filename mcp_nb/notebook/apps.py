@@ -30,6 +30,7 @@ from IPython.display import display
 
 from ..apps import meta
 from ..apps.host import Show
+from ..apps.styles import JUPYTERLAB_SOURCES
 from ..client.transcript import APP_LANE
 from ..i18n import _
 from ..protocol.errors import McpError
@@ -66,6 +67,8 @@ class AppFrame(anywidget.AnyWidget):
     bootstrap = traitlets.Dict().tag(sync=True)
     #: The frame's own words (a note, a button), in the kit's language when it was made.
     labels = traitlets.Dict().tag(sync=True)
+    #: hostContext.styles: spec variable → the page's theme variable it is read from.
+    style_sources = traitlets.Dict(JUPYTERLAB_SOURCES).tag(sync=True)
 
 
 def frame_labels() -> dict[str, str]:

@@ -143,8 +143,8 @@ class CapabilitiesView(_SnapshotOnDisplay, w.HTML):
 
     def describe(self) -> str:
         s = self._session
-        server = ", ".join(sorted(s.capabilities.server)) or _("none yet")
-        client = ", ".join(sorted(s.capabilities.client)) or _("none")
+        server = render.declared_text(s.capabilities.server) or _("none yet")
+        client = render.declared_text(s.capabilities.client) or _("none")
         if s.era is Era.STATELESS:
             return _("Capabilities (server/discover): server [{server}]; client [{client}] "
                      "sent on every request; version {version} per request").format(

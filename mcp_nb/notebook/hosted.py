@@ -25,6 +25,7 @@ from ..protocol.envelope import Notification
 from ..protocol.lifecycle import State
 from ..protocol.models import Tool
 from ..transports.base import Transport
+from .app_cache import AppResourceCache
 from .arguments_check import SchemaCheck
 from .loop import BackgroundLoop
 from .request_views import RequestRecord
@@ -62,6 +63,8 @@ class HostedSession:
         #: Each tool's compiled inputSchema, with the Tool it was compiled from.
         self._checks: dict[str, tuple[Tool, SchemaCheck]] = {}
         session.on_notification(self._forget_tools)
+        #: The ui:// resources its Apps were rendered from, until the server says they changed.
+        self.app_resources = AppResourceCache(session)
         #: The App being stepped through (``%mcp app TOOL --step``; an ``AppStepper``), if any.
         self.app_stepper: Any = None
         #: Progress views of this session's calls in flight (told when their timeout is held).

@@ -105,6 +105,44 @@ def _options(value: Any) -> str:
     return ", ".join(f"{esc(k)}={esc(json.dumps(v))}" for k, v in sorted(value.items()))
 
 
+def extension_settings_text(settings: Any) -> str:
+    """An extension's settings object as one line of JSON (``{}``: no settings)."""
+    return json.dumps(settings, ensure_ascii=False, sort_keys=True)
+
+
+def declared_text(declared: dict[str, Any]) -> str:
+    """A side's declared capabilities as a list of names, each extension named with its
+    settings (``extensions: io.modelcontextprotocol/ui {"mimeTypes": [...]}``)."""
+    parts = []
+    for name in sorted(declared):
+        extensions = declared[name]
+        if name == "extensions" and isinstance(extensions, dict) and extensions:
+            parts.append("extensions: " + "; ".join(
+                f"{key} {extension_settings_text(value)}"
+                for key, value in sorted(extensions.items(), key=lambda item: str(item[0]))))
+        else:
+            parts.append(name)
+    return ", ".join(parts)
+
+
+def _extension_row_html(row: dict[str, Any], operating: bool, yes: str, no: str) -> str:
+    """One declared extension: who declared it, with which settings, on both sides."""
+    client, server = row["client"] is not None, row["server"] is not None
+    if not operating:
+        usable = no
+    elif client and server:
+        usable = yes
+    else:
+        usable = esc(_("client only") if client else _("server only"))
+    settings = [f"{esc(side)}: <code>{esc(extension_settings_text(value))}</code>"
+                for side, value in (("client", row["client"]), ("server", row["server"]))
+                if value is not None]
+    label = esc(_("extension {name}")).format(name=f"<code>{esc(row['extension'])}</code>")
+    return (f"<tr><td>{label}</td><td>{yes if client else no}</td>"
+            f"<td>{yes if server else no}</td><td>{usable}</td><td>{'; '.join(settings)}</td>"
+            "</tr>")
+
+
 def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None,
                       state: State, *, preface: str | None = None) -> str:
     """Capability | client declared | server declared | usable now, plus the version deal.
@@ -125,6 +163,8 @@ def capabilities_html(capabilities: Capabilities, outcome: VersionOutcome | None
             f"<tr><td>{esc(row['capability'])}</td><td>{client_cell}</td><td>{server_cell}</td>"
             f"<td>{yes if usable else no}</td><td>{_options(row['options'])}</td></tr>"
         )
+    rows += [_extension_row_html(row, operating, yes, no)
+             for row in capabilities.extensions()]
     if preface is not None:
         version = preface
     elif outcome is None:

@@ -176,6 +176,20 @@ class Capabilities:
         """Will the server announce changes to list ``kind`` (tools, resources, prompts)?"""
         return _declares(self.server, kind, "listChanged")
 
+    def extensions(self) -> list[dict[str, Any]]:
+        """One row per extension either side declared under ``capabilities.extensions``: its
+        identifier and each side's settings object (None where that side did not declare it).
+
+        An extension's settings are its own schema (an empty object: no settings); the side
+        that declares an extension the other lacks falls back to the core protocol.
+        """
+        client = self.client.get("extensions")
+        server = self.server.get("extensions")
+        client = client if isinstance(client, dict) else {}
+        server = server if isinstance(server, dict) else {}
+        return [{"extension": name, "client": client.get(name), "server": server.get(name)}
+                for name in sorted(set(client) | set(server), key=str)]
+
     def table(self) -> list[dict[str, Any]]:
         """Capability | client declared | server declared, one row each (for widgets)."""
         rows: list[dict[str, Any]] = []

@@ -26,6 +26,32 @@ function theme() {
     ? "dark" : "light";
 }
 
+function hostStyles(model) {
+  // hostContext.styles: the spec's CSS variables, each read from the JupyterLab theme variable
+  // that plays its part (AppFrame.style_sources, mcp_nb.apps.styles), as this page shows them.
+  const sources = model.get("style_sources") || {};
+  const computed = window.getComputedStyle(document.body);
+  const values = {};
+  for (const [key, source] of Object.entries(sources)) {
+    const value = computed.getPropertyValue(source).trim();
+    if (value) values[key] = value;
+  }
+  return values;
+}
+
+function styleVariables(values) {
+  // The page's own answer keeps what the kernel's host_styles keeps (mcp_nb.apps.styles):
+  // non-empty strings of at most 300 characters with none of ; { } < > \, sorted by key.
+  const kept = {};
+  for (const key of Object.keys(values || {}).sort()) {
+    const value = values[key];
+    if (typeof value !== "string" || !value.trim() || value.length > 300
+        || /[;{}<>\\]/.test(value)) continue;
+    kept[key] = value.trim();
+  }
+  return Object.keys(kept).length ? kept : null;
+}
+
 function asJson(data) {
   // What the App posted, as JSON the kernel can read; anything else becomes a marker the
   // host rejects as malformed (a Blob or a function cannot cross the comm).
@@ -85,6 +111,8 @@ function hostOpening(model, post, context) {
     }
     if (context.locale) hostContext.locale = String(context.locale);
     if (context.timeZone) hostContext.timeZone = String(context.timeZone);
+    const styles = styleVariables(context.styles);
+    if (styles) hostContext.styles = { variables: styles };
     result.hostContext = hostContext;
     const reply = { jsonrpc: "2.0", id: data.id, result };
     post(reply);
@@ -230,7 +258,7 @@ function render({ model, el }) {
   // own ui/initialize answer alike.
   const context = { theme: theme(), width: Math.round(el.clientWidth || 0),
                     locale: navigator.language,
-                    origin: location.origin,
+                    origin: location.origin, styles: hostStyles(model),
                     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
   const page = pageToken();
   const toView = (message) => {
@@ -278,7 +306,7 @@ function render({ model, el }) {
     const now = theme();
     if (now !== shownTheme) {
       shownTheme = now;
-      model.send({ kind: "theme", theme: now });
+      model.send({ kind: "theme", theme: now, styles: hostStyles(model) });
     }
   });
   themeWatch.observe(document.body, { attributes: true,
