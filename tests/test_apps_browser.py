@@ -73,8 +73,10 @@ def test_the_example_app_renders_initializes_and_gets_the_result(
         shown = _view(page).locator("#server-time")
         # "Loading..." until ui/notifications/tool-result arrives with the call's time.
         shown.filter(has_text=ISO_TIME).wait_for()
-        diagram = outputs(cell(page, 2)).locator("svg.mcpnb-app-diagram g.state.current")
-        assert diagram.get_attribute("data-state") == "Interactive"
+        # The page brought the View up itself; the kernel's diagram follows when the kernel
+        # reads the page's messages (after the cells Run All queued), so wait for it.
+        outputs(cell(page, 2)).locator(
+            'svg.mcpnb-app-diagram g.state.current[data-state="Interactive"]').wait_for()
     cell(page, 2).screenshot(path=str(ARTIFACTS / f"apps-basic-{server.front_end}.png"))
 
 
