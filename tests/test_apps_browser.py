@@ -76,7 +76,8 @@ def test_the_example_app_renders_initializes_and_gets_the_result(
         # The page brought the View up itself; the kernel's diagram follows when the kernel
         # reads the page's messages (after the cells Run All queued), so wait for it.
         outputs(cell(page, 2)).locator(
-            'svg.mcpnb-app-diagram g.state.current[data-state="Interactive"]').wait_for()
+            'svg.mcpnb-app-diagram g.state.current[data-state="Interactive"]'
+        ).wait_for(state="attached")  # in a folded accordion: present, not visible
     cell(page, 2).screenshot(path=str(ARTIFACTS / f"apps-basic-{server.front_end}.png"))
 
 

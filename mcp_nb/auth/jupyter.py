@@ -104,9 +104,14 @@ def _callback_handler() -> Any:
             directory = handoff_directory()
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             target = handoff_file(state)
-            descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            # Written beside it, then renamed: the kernel polls for the name and reads at
+            # once, so it must never see the file created but not yet written (an empty
+            # redirect, taken for a forged state).
+            partial = target.with_name(f"{target.name}.{os.getpid()}.{id(self)}.partial")
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(descriptor, "w", encoding="utf-8") as file:
                 file.write(self.request.full_url())
+            os.replace(partial, target)
             self.finish("<p>mcp_nb: authorized. Return to your notebook.</p>")
 
     return OAuthCallbackHandler
