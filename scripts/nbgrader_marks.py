@@ -39,7 +39,7 @@ ANSWER_TAG, CHECK_TAG = "exercise-answer", "exercise-check"
 #: nbgrader's cell metadata schema (``nbgrader.nbgraderformat.SCHEMA_VERSION`` in 0.9).
 SCHEMA_VERSION = 3
 #: What a self-check is worth. nbgrader scores a test cell all or nothing; a teacher who weighs
-#: chapters differently changes this in their copy (the Create Assignment toolbar does too).
+#: chapters differently changes this in their copy (so does nbgrader's Create Assignment panel).
 POINTS = 1
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 #: The first line of a learner's cell in either edition ("# Your turn", "# 轮到你了").
