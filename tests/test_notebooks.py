@@ -14,12 +14,9 @@ must fail.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -37,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from sync_twins import same_code  # scripts/sync_twins.py: one rule for test and script
 
 sys.path.remove(str(Path(__file__).resolve().parent.parent / "scripts"))
+from notebook_support import private_copy, run_marker, stop_processes_with
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -98,52 +96,12 @@ def _output_text(output: dict[str, Any]) -> str:
     return "\n".join(part if isinstance(part, str) else "".join(part) for part in parts)
 
 
-def _private_copy(tmp_path: Path) -> Path:
-    """A copy of notebooks/ (both editions, the recordings, sanitize.cfg) for one test.
-
-    The suite runs in parallel (pytest-xdist): chapters that write beside themselves
-    (scratch folders) or look for what is left there must not see another test's run, so each
-    run executes in a folder of its own. Nothing in a notebook refers outside notebooks/."""
-    copy = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(
-        "scratch_*", ".ipynb_checkpoints", "__pycache__"))
-    return copy
-
-
 def _in_copy(path: Path, copy: Path) -> Path:
     return copy / path.relative_to(NOTEBOOKS)
 
 
-def _processes_with(marker: str) -> set[int]:
-    """Live processes whose environment holds ``marker``: a kernel started with it in its
-    environment, and everything that kernel started in turn. A marker of its own per test
-    tells its processes from those of the tests running beside it."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
-                found.add(int(entry.name))
-        except OSError:  # gone meanwhile, or not ours to look at
-            continue
-    return found
-
-
-def _stop_processes_with(marker: str, grace: float = 10.0) -> set[int]:
-    """Wait up to ``grace`` for the processes marked ``marker`` to end; kill and return those
-    that did not (a test that asserts nothing is left fails with them)."""
-    deadline = time.monotonic() + grace
-    while (left := _processes_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in left:  # not to leave them to the next test either
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return left
-
-
 def _marker(test: str, path: Path) -> str:
-    return f"MCP_NB_NOTEBOOK_RUN={os.getpid()}-{test}-{_label(path).replace('/', '-')}"
+    return run_marker(test, _label(path))
 
 
 def test_there_is_a_tour_and_a_notebook_per_phase() -> None:
@@ -260,7 +218,7 @@ def test_the_self_check_fails_without_the_learners_work(
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     marker = _marker("check", path)
     monkeypatch.setenv(*marker.split("=", 1))
-    folder = _in_copy(path, _private_copy(tmp_path)).parent
+    folder = _in_copy(path, private_copy(tmp_path)).parent
     client = NotebookClient(notebook, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(folder)}})
     try:
@@ -269,7 +227,7 @@ def test_the_self_check_fails_without_the_learners_work(
     finally:
         # Servers a notebook starts itself (HTTP lab servers) are stopped by its last cell,
         # which this shortened run never reaches.
-        _stop_processes_with(marker, grace=0)
+        stop_processes_with(marker, grace=0)
     failed = [cell for cell in notebook.cells
               if any(output["output_type"] == "error" for output in cell.get("outputs", []))
               and "raises-exception" not in _tags(cell)]
@@ -294,13 +252,13 @@ def test_a_failing_cell_leaves_nothing_behind(
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(temporary))
-    folder = _in_copy(path, _private_copy(tmp_path)).parent
+    folder = _in_copy(path, private_copy(tmp_path)).parent
     beside = set(folder.iterdir())
     NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute()
     printed = "".join(output.get("text", "") for output in notebook.cells[-1].outputs).strip()
     assert printed == str(folder), f"the working folder moved to {printed}"
-    left = _stop_processes_with(marker)
+    left = stop_processes_with(marker)
     assert not left, f"processes outlived the kernel: {sorted(left)}"
     assert not list(temporary.iterdir()), f"left in TMPDIR: {list(temporary.iterdir())}"
     assert set(folder.iterdir()) == beside, (
@@ -333,7 +291,7 @@ def test_notebook_is_committed_executed_and_strict(path: Path) -> None:
 def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path: Path) -> None:
     """One chapter, both editions, in one nbval run: chapters run side by side (xdist), each
     in its own copy of notebooks/, and a chapter's editions share one pytest start-up."""
-    copy = _private_copy(tmp_path)
+    copy = private_copy(tmp_path)
     editions = [_in_copy(path, copy), _in_copy(ZH / path.name, copy)]
     report = tmp_path / "nbval.xml"
     marker = _marker("nbval", path)
@@ -359,5 +317,5 @@ def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path:
     assert not slow, f"notebooks over the {BUDGET_SECONDS:g}s budget: {slow}"
 
     # Every server a notebook started is gone once its kernel has shut down.
-    left = _stop_processes_with(marker)
+    left = stop_processes_with(marker)
     assert not left, f"server processes outlived the notebooks: {sorted(left)}"

@@ -1,0 +1,272 @@
+"""nbgrader, as a teacher uses it, on every chapter's exercise (docs/teaching.md).
+
+``scripts/nbgrader_marks.py`` marks each exercise for nbgrader: the learner's cell a solution
+cell, the self-check an autograded test cell. Here nbgrader's own commands run on a course
+directory as a teacher makes one (``source/ASSIGNMENT/CHAPTER.ipynb``, one assignment per
+chapter and edition): ``nbgrader generate_assignment`` must take every solution out and keep
+every check; ``nbgrader autograde`` must give a filled-in copy of the student version full
+points and the blank one none. Autograding runs each chapter in a kernel, as a learner's
+would (its lab servers started from that kernel, in its folder, found afterwards by a marker
+in their environment).
+
+What each run covers: the marks and ``generate_assignment`` for every chapter in both
+editions (one nbgrader run); ``autograde`` of both editions, filled in and blank, for the
+chapters in ``EVERY_RUN`` and for one more a day from ``ROTATION``; every chapter when
+``MCP_NB_NBGRADER_ALL=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from notebook_support import NOTEBOOKS, run_marker, stop_processes_with
+
+sys.path.insert(0, str(NOTEBOOKS.parent / "scripts"))
+import nbgrader_marks  # scripts/nbgrader_marks.py: the marks, and what a learner would type
+
+sys.path.remove(str(NOTEBOOKS.parent / "scripts"))
+
+#: Chapters whose outputs are being re-run elsewhere as this is written: the lead marks them
+#: (``python scripts/nbgrader_marks.py NAME zh/NAME``) and then empties this set; until then
+#: their tests are expected to fail, and strictly: one that passes fails as a reminder.
+PENDING = {"16_mcp_apps", "17_server_checkup"}
+EXERCISES = [path for edition in (NOTEBOOKS, NOTEBOOKS / "zh")
+             for path in sorted(edition.glob("[0-9][0-9]_*.ipynb"))
+             if nbgrader_marks.exercise(nbformat.read(path, as_version=4))[1] is not None]
+CHAPTERS = sorted({path.stem for path in EXERCISES})
+MARKED = [path for path in EXERCISES if path.stem not in PENDING]
+#: Autograding runs a chapter four times (two editions, two learners), about as much CPU as
+#: strict nbval spends on it twice: the whole set would add minutes to the suite. So each run
+#: grades these, one chapter per kind of exercise, ...
+EVERY_RUN = {
+    # the %%mcp cell magic: no markers, the whole cell is the answer
+    "01_initialization": "a cell magic answered whole",
+    # HTTP servers and an authorization server started from the kernel, an answer in try/except
+    "11_authorization": "servers over HTTP, a refusal caught",
+    # recordings/ beside the notebook (copied by nbgrader), a scratch folder, pytest run inside
+    "12_record_replay": "files beside the notebook",
+    # a function the learner defines, checked on cases
+    "15_security_model": "a function of the learner's",
+}
+#: ... and one of the others a day, in turn; all of them with this variable set to 1.
+EVERY_CHAPTER = "MCP_NB_NBGRADER_ALL"
+ROTATION = [chapter for chapter in CHAPTERS if chapter not in EVERY_RUN.keys() | PENDING]
+COURSE = "mcp_nb"
+CONFIG = f'''\
+c = get_config()
+c.CourseDirectory.course_id = "{COURSE}"
+'''
+
+
+def _stub() -> str:
+    """What nbgrader's student version puts where the solution was (its default for Python).
+    Imported when needed: nbgrader takes seconds to import, and every worker collects this."""
+    from nbgrader.preprocessors import ClearSolutions
+
+    stub: str = ClearSolutions().code_stub["python"]
+    return stub
+
+
+def _label(path: Path) -> str:
+    return str(path.relative_to(NOTEBOOKS).with_suffix(""))
+
+
+def _pending(path: Path) -> Any:
+    if path.stem in PENDING:
+        return pytest.param(path, id=_label(path), marks=pytest.mark.xfail(
+            strict=True, reason="marked by the lead after the chapter's re-run"))
+    return pytest.param(path, id=_label(path))
+
+
+def _todays_turn() -> str:
+    """The rotating chapter of the day (UTC): each is graded once in ``len(ROTATION)`` days."""
+    return ROTATION[datetime.now(timezone.utc).toordinal() % len(ROTATION)]
+
+
+def _assignment(path: Path) -> str:
+    """One assignment per chapter and edition: ``05_timeouts_and_progress``, ``…_zh``."""
+    return path.stem + ("_zh" if path.parent.name == "zh" else "")
+
+
+def _course(root: Path, chapters: list[Path]) -> Path:
+    """A course directory as nbgrader expects it, with each chapter in its own assignment
+    and the recordings beside it (chapter 12 reads them; nbgrader copies what is beside a
+    notebook into the student version and into the grading folder)."""
+    root.mkdir()
+    (root / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
+    for path in chapters:
+        folder = root / "source" / _assignment(path)
+        folder.mkdir(parents=True)
+        shutil.copy(path, folder)
+        shutil.copytree(NOTEBOOKS / "recordings", folder / "recordings")
+    return root
+
+
+def _nbgrader(course: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    """``nbgrader ARGS`` in the course, from this environment as if it were activated:
+    creating the gradebook, nbgrader runs the ``alembic`` command found on PATH."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                            capture_output=True, text=True, timeout=1500,
+                            env={**os.environ, **(env or {}), "PATH": path})
+    assert result.returncode == 0, f"nbgrader {args[0]} failed:\n{result.stderr[-6000:]}"
+
+
+def _released(course: Path, path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(course / "release" / _assignment(path) / path.name, as_version=4)
+
+
+def _is_solution(cell: Any) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def _filled_in(original: Any, released: Any) -> Any:
+    """The student version with each solution typed where the stub stands, as a learner who
+    solved the exercise hands it in (the check cells are left as they were given)."""
+    filled = nbformat.from_dict(json.loads(json.dumps(released)))
+    stub = _stub()
+    for ours, theirs in zip(original.cells, filled.cells, strict=True):
+        if _is_solution(ours):
+            assert stub in theirs.source
+            theirs.source = theirs.source.replace(stub, nbgrader_marks.solution(ours.source))
+    return filled
+
+
+def _score(course: Path, assignment: str, student: str) -> tuple[float, float]:
+    """(score, max score) of a submission, as the gradebook holds it (read with nbgrader's
+    API here; a teacher reads the same with ``nbgrader export`` or the formgrader)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        return float(submission.score), float(submission.max_score)
+
+
+def _errors(notebook: Any) -> list[int]:
+    return [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+            and any(output.output_type == "error" for output in cell.outputs)]
+
+
+@pytest.mark.parametrize("path", [_pending(path) for path in EXERCISES])
+def test_every_exercise_is_marked_for_nbgrader(path: Path) -> None:
+    assert nbgrader_marks.problems(nbformat.read(path, as_version=4)) == []
+
+
+def test_every_chapter_with_an_exercise_is_marked_in_both_editions() -> None:
+    assert len(CHAPTERS) >= 17, CHAPTERS
+    assert [path.stem for path in EXERCISES] == CHAPTERS * 2  # each chapter, in each edition
+    assert nbgrader_marks.main(["--check", *map(_label, MARKED)]) == 0
+
+
+def test_marking_is_idempotent_and_leaves_outputs_and_the_rest_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for path in [NOTEBOOKS / "00_tour.ipynb", NOTEBOOKS / "zh" / "01_initialization.ipynb"]:
+        committed = nbformat.read(path, as_version=4)
+        unmarked = nbformat.read(path, as_version=4)
+        answers, _check = nbgrader_marks.exercise(unmarked)
+        for cell in unmarked.cells:
+            cell.metadata.pop("nbgrader", None)
+        for i in answers:  # as the chapter was before it was marked
+            source = unmarked.cells[i].source
+            if nbgrader_marks.BEGIN in source:
+                header = source.split("\n")[0]
+                unmarked.cells[i].source = "\n".join(
+                    [header + " (solution filled in)", nbgrader_marks.solution(source)])
+        copy = tmp_path / path.name
+        nbformat.write(unmarked, copy)
+        assert nbgrader_marks.main(["--check", str(copy)]) == 1
+        assert "nbgrader metadata None" in capsys.readouterr().out
+        assert nbgrader_marks.main([str(copy)]) == 0
+        marked = copy.read_bytes()
+        assert nbformat.reads(marked.decode(), as_version=4) == committed
+        assert nbgrader_marks.main([str(copy)]) == 0
+        assert copy.read_bytes() == marked
+        assert nbgrader_marks.main(["--check", str(copy)]) == 0
+
+
+def test_generate_assignment_takes_every_solution_out_and_keeps_every_check(
+        tmp_path: Path) -> None:
+    """One ``generate_assignment`` over every marked chapter, both editions: the student
+    version has the stub where the solution was, the self-check as it is (locked), everything
+    else as committed, and no outputs. Its checks fail without the learner's work: the
+    chapters' self-checks fail with the learner's cells left out (tests/test_notebooks.py),
+    and the student version is those chapters with a cell that raises in their place."""
+    course = _course(tmp_path / "course", MARKED)
+    _nbgrader(course, "generate_assignment", "*")
+    stub = _stub()
+    for path in MARKED:
+        original, student = nbformat.read(path, as_version=4), _released(course, path)
+        assert len(student.cells) == len(original.cells)
+        for ours, theirs in zip(original.cells, student.cells, strict=True):
+            assert theirs.get("outputs", []) == []
+            if not _is_solution(ours):
+                assert theirs.source == ours.source
+                continue
+            answer = nbgrader_marks.solution(ours.source)
+            assert answer.strip() and answer not in theirs.source
+            region = "\n".join([nbgrader_marks.BEGIN, answer, nbgrader_marks.END])
+            # The header ("# Your turn") stays; a cell magic is replaced whole.
+            assert theirs.source == (ours.source.replace(region, stub)
+                                     if region in ours.source else stub)
+        check = nbgrader_marks.exercise(original)[1]
+        assert check is not None
+        assert student.cells[check].metadata["nbgrader"]["locked"]
+        assert (course / "release" / _assignment(path) / "recordings").is_dir()
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_autograde_gives_a_filled_in_copy_full_points_and_a_blank_one_none(
+        chapter: str, tmp_path: Path) -> None:
+    """Both editions of one chapter, a learner who did the work and one who did not: one
+    ``autograde`` over the four (nbgrader runs them one after the other, each in a kernel)."""
+    if chapter in PENDING:
+        pytest.xfail("marked by the lead after the chapter's re-run")
+    if chapter not in EVERY_RUN and chapter != _todays_turn() \
+            and os.environ.get(EVERY_CHAPTER) != "1":
+        pytest.skip(f"graded in turn (today: {_todays_turn()}); {EVERY_CHAPTER}=1 grades all")
+    editions = [NOTEBOOKS / f"{chapter}.ipynb", NOTEBOOKS / "zh" / f"{chapter}.ipynb"]
+    course = _course(tmp_path / "course", editions)
+    _nbgrader(course, "generate_assignment", "*")
+    for path in editions:
+        student = _released(course, path)
+        for learner, notebook in [("blank", student),
+                                  ("filled", _filled_in(nbformat.read(path, 4), student))]:
+            folder = course / "submitted" / learner / _assignment(path)
+            shutil.copytree(course / "release" / _assignment(path), folder)
+            nbformat.write(notebook, folder / path.name)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    marker = run_marker("nbgrader", chapter)
+    env = {"TMPDIR": str(temporary), **dict([marker.split("=", 1)])}
+    try:
+        _nbgrader(course, "autograde", "*", env=env)
+    finally:
+        left = stop_processes_with(marker)
+    assert not left, f"processes outlived the grading: {sorted(left)}"
+
+    for path in editions:
+        original = nbformat.read(path, as_version=4)
+        answers, check = nbgrader_marks.exercise(original)
+        points = float(nbgrader_marks.POINTS)
+        assert _score(course, _assignment(path), "filled") == (points, points)
+        assert _score(course, _assignment(path), "blank") == (0.0, points)
+        # Why: the filled-in run failed nowhere but where the chapter shows an error on
+        # purpose; the blank one at the stub, and then at the self-check.
+        graded = {learner: nbformat.read(course / "autograded" / learner / _assignment(path)
+                                         / path.name, as_version=4)
+                  for learner in ("filled", "blank")}
+        on_purpose = [i for i, cell in enumerate(original.cells)
+                      if "raises-exception" in cell.metadata.get("tags", [])]
+        assert _errors(graded["filled"]) == on_purpose
+        assert [i for i in _errors(graded["blank"]) if i in (*answers, check)] == [
+            *answers, check]
