@@ -11,8 +11,8 @@ in their environment).
 
 What each run covers: the marks and ``generate_assignment`` for every chapter in both
 editions (one nbgrader run); ``autograde`` of both editions, filled in and blank, for the
-chapters in ``EVERY_RUN`` and for one more a day from ``ROTATION``; every chapter when
-``MCP_NB_NBGRADER_ALL=1``.
+chapters in ``EVERY_RUN``; every chapter when ``MCP_NB_NBGRADER_ALL=1`` (the same chapters
+on every run, so a red run always means the same thing).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,9 @@ import nbgrader_marks  # scripts/nbgrader_marks.py: the marks, and what a learne
 
 sys.path.remove(str(NOTEBOOKS.parent / "scripts"))
 
-#: Chapters whose outputs are being re-run elsewhere as this is written: the lead marks them
-#: (``python scripts/nbgrader_marks.py NAME zh/NAME``) and then empties this set; until then
-#: their tests are expected to fail, and strictly: one that passes fails as a reminder.
-PENDING = {"16_mcp_apps", "17_server_checkup"}
+#: Chapters with an exercise not yet marked for nbgrader: their tests are expected to fail,
+#: and strictly (one that passes fails as a reminder to empty this set).
+PENDING: set[str] = set()
 EXERCISES = [path for edition in (NOTEBOOKS, NOTEBOOKS / "zh")
              for path in sorted(edition.glob("[0-9][0-9]_*.ipynb"))
              if nbgrader_marks.exercise(nbformat.read(path, as_version=4))[1] is not None]
@@ -57,9 +55,8 @@ EVERY_RUN = {
     # a function the learner defines, checked on cases
     "15_security_model": "a function of the learner's",
 }
-#: ... and one of the others a day, in turn; all of them with this variable set to 1.
+#: ... and all of them with this variable set to 1.
 EVERY_CHAPTER = "MCP_NB_NBGRADER_ALL"
-ROTATION = [chapter for chapter in CHAPTERS if chapter not in EVERY_RUN.keys() | PENDING]
 COURSE = "mcp_nb"
 CONFIG = f'''\
 c = get_config()
@@ -85,11 +82,6 @@ def _pending(path: Path) -> Any:
         return pytest.param(path, id=_label(path), marks=pytest.mark.xfail(
             strict=True, reason="marked by the lead after the chapter's re-run"))
     return pytest.param(path, id=_label(path))
-
-
-def _todays_turn() -> str:
-    """The rotating chapter of the day (UTC): each is graded once in ``len(ROTATION)`` days."""
-    return ROTATION[datetime.now(timezone.utc).toordinal() % len(ROTATION)]
 
 
 def _assignment(path: Path) -> str:
@@ -231,9 +223,8 @@ def test_autograde_gives_a_filled_in_copy_full_points_and_a_blank_one_none(
     ``autograde`` over the four (nbgrader runs them one after the other, each in a kernel)."""
     if chapter in PENDING:
         pytest.xfail("marked by the lead after the chapter's re-run")
-    if chapter not in EVERY_RUN and chapter != _todays_turn() \
-            and os.environ.get(EVERY_CHAPTER) != "1":
-        pytest.skip(f"graded in turn (today: {_todays_turn()}); {EVERY_CHAPTER}=1 grades all")
+    if chapter not in EVERY_RUN and os.environ.get(EVERY_CHAPTER) != "1":
+        pytest.skip(f"graded with {EVERY_CHAPTER}=1 (each run grades {', '.join(EVERY_RUN)})")
     editions = [NOTEBOOKS / f"{chapter}.ipynb", NOTEBOOKS / "zh" / f"{chapter}.ipynb"]
     course = _course(tmp_path / "course", editions)
     _nbgrader(course, "generate_assignment", "*")
