@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from typing import Any
 
 from http_support import ROOT, install_npm_package
 
@@ -30,3 +31,17 @@ def install_example(package: str = BASIC) -> list[str]:
     bin_path = json.loads((installed / "package.json").read_text())["bin"]
     entry = bin_path if isinstance(bin_path, str) else next(iter(bin_path.values()))
     return [str(shutil.which("node")), str(installed / entry), "--stdio"]
+
+
+def frame_says(view: Any, message: Any) -> list[dict[str, Any]]:
+    """Deliver ``message`` to an App cell as its browser frame would; return what the kernel
+    posted back to the frame."""
+    posted: list[dict[str, Any]] = []
+    assert view.frame is not None
+    original = view.frame.send
+    view.frame.send = lambda content, buffers=None: posted.append(content["message"])
+    try:
+        view._on_frame_message(view.frame, {"kind": "frame", "message": message}, [])
+    finally:
+        view.frame.send = original
+    return posted

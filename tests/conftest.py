@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,20 @@ def ip():
     shell.display_formatter.formatters["text/html"].enabled = True
     shell.run_line_magic("load_ext", "mcp_nb")
     return shell
+
+
+@pytest.fixture
+def displayed(ip, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
+    """Every bundle the shell publishes (displays and display updates), in order."""
+    bundles: list[dict[str, Any]] = []
+    publish = ip.display_pub.publish
+
+    def record(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        bundles.append({**data, "update": bool(kwargs.get("update"))})
+        return publish(data, *args, **kwargs)
+
+    monkeypatch.setattr(ip.display_pub, "publish", record)
+    yield bundles
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apps_support import frame_says as _frame
 
 from mcp_nb.apps.download import MAX_BYTES, check_request, safe_name
 from mcp_nb.apps.styles import JUPYTERLAB_SOURCES, STYLE_KEYS, host_styles
@@ -75,18 +76,6 @@ def test_styles_keep_only_the_specs_keys_and_safe_values() -> None:
 
 
 # -- through the magics, against the lab's App --------------------------------------------
-
-def _frame(view: AppView, message: Any) -> list[dict[str, Any]]:
-    posted: list[dict[str, Any]] = []
-    assert view.frame is not None
-    original = view.frame.send
-    view.frame.send = lambda content, buffers=None: posted.append(content["message"])
-    try:
-        view._on_frame_message(view.frame, {"kind": "frame", "message": message}, [])
-    finally:
-        view.frame.send = original
-    return posted
-
 
 @pytest.fixture
 def app(mcp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppView:

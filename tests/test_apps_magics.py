@@ -13,23 +13,11 @@ import time
 from typing import Any
 
 import pytest
+from apps_support import frame_says as _frame
 
 from mcp_nb.apps.lifecycle import AppState
 from mcp_nb.notebook.app_diagram import app_sequence_svg
 from mcp_nb.notebook.apps import AppView
-
-
-def _frame(view: AppView, message: Any) -> list[dict[str, Any]]:
-    """Deliver ``message`` as the browser would; return what the kernel posted back."""
-    posted: list[dict[str, Any]] = []
-    assert view.frame is not None
-    original = view.frame.send
-    view.frame.send = lambda content, buffers=None: posted.append(content["message"])
-    try:
-        view._on_frame_message(view.frame, {"kind": "frame", "message": message}, [])
-    finally:
-        view.frame.send = original
-    return posted
 
 
 def _until(condition: Any, timeout: float = 5.0) -> None:

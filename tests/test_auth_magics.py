@@ -28,20 +28,6 @@ from mcp_nb.protocol import State
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-@pytest.fixture
-def displayed(ip, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    """Every bundle the shell publishes (displays and display updates), in order."""
-    bundles: list[dict[str, Any]] = []
-    publish = ip.display_pub.publish
-
-    def record(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        bundles.append({**data, "update": bool(kwargs.get("update"))})
-        return publish(data, *args, **kwargs)
-
-    monkeypatch.setattr(ip.display_pub, "publish", record)
-    yield bundles
-
-
 def _views(bundles: list[dict[str, Any]]) -> list[AuthFlowView]:
     from ipywidgets.widgets.widget import _instances
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,20 +21,6 @@ from mcp_nb.notebook.request_views import CallProgress, RequestProgress, tool_re
 from mcp_nb.protocol.models import CallToolResult
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-@pytest.fixture
-def displayed(ip, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
-    """Every bundle the shell publishes (displays and display updates), in order."""
-    bundles: list[dict[str, Any]] = []
-    publish = ip.display_pub.publish
-
-    def record(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        bundles.append({**data, "update": bool(kwargs.get("update"))})
-        return publish(data, *args, **kwargs)
-
-    monkeypatch.setattr(ip.display_pub, "publish", record)
-    yield bundles
 
 
 @pytest.fixture
