@@ -205,7 +205,8 @@ def test_an_edge_the_table_lacks_is_refused() -> None:
 
 
 def test_no_teardown_request_before_initialized() -> None:
-    # The host MUST NOT send the View anything before initialized: no TEARDOWN edge there.
+    # ui/resource-teardown is a request, and the host MUST NOT send the View one before
+    # initialized: no TEARDOWN edge there.
     for transition in APP_TRANSITIONS:
         if transition.event is AppEvent.TEARDOWN:
             assert transition.source in {AppState.INITIALIZED, AppState.INPUT_SENT,
@@ -321,11 +322,33 @@ def test_step_mode_sends_input_and_result_one_call_each() -> None:
 def test_nothing_is_sent_to_a_view_that_is_not_initialized() -> None:
     host, _ = _host(deliver=False)
     host.frame_created()
-    with pytest.raises(ValueError, match="MUST NOT send the View anything"):
+    with pytest.raises(ValueError, match="MUST NOT send it any request or notification"):
         host.send_tool_input()
     # Teardown without the request: the frame is just removed.
     assert host.teardown("cell re-run") == [RemoveFrame("cell re-run")]
     assert host.state is AppState.TORN_DOWN
+
+
+def test_before_initialized_the_view_gets_answers_and_nothing_else() -> None:
+    # The rule covers requests and notifications: the View's own requests are answered
+    # before it says initialized, ui/initialize first, and nothing else reaches it.
+    host, seen = _host()
+    host.frame_created()
+    host.receive(_notify("ui/notifications/sandbox-proxy-ready"))
+    to_view: list[dict[str, Any]] = []
+    to_view += _sent(host.receive(_request(7, "ui/initialize", protocolVersion="2026-01-26",
+                                           appCapabilities={})))
+    to_view += _sent(host.receive(_request(8, "ping")))
+    to_view += _sent(host.set_result({"content": [{"type": "text", "text": "12:00"}]}))
+    to_view += _sent(host.context_changed(theme="dark"))
+    assert [(m["id"], "result" in m) for m in to_view] == [(7, True), (8, True)]
+    assert not any("method" in m for m in to_view)
+    assert host.state is AppState.INITIALIZING
+    assert [e.message.get("method") for e in seen if e.direction == "host→app"] == [
+        "ui/notifications/sandbox-resource-ready", None, None]  # to the proxy, then answers
+    sent = _sent(host.receive(_notify("ui/notifications/initialized")))
+    assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
+                                          "ui/notifications/tool-result"]
 
 
 def test_the_apps_tools_call_is_forwarded_when_visibility_has_app() -> None:

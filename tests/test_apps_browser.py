@@ -197,7 +197,7 @@ def test_a_view_that_never_says_initialized_is_sent_nothing(
         view.locator("#isolation").wait_for(state="attached")
         # The cell says why nothing more happens, after a few seconds.
         outputs(cell(lab_page, index)).get_by_text(
-            "MUST NOT send the View anything before it").wait_for()
+            "MUST NOT send the View any request or notification").wait_for()
         assert _state(lab_page, index) == "Initializing"
         assert view.locator("#input").inner_text() == "waiting for ui/notifications/tool-input"
 

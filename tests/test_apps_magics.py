@@ -125,7 +125,7 @@ def test_a_theme_switch_reaches_an_initialized_view(app: AppView) -> None:
     posted: list[dict[str, Any]] = []
     app.frame.send = lambda content, buffers=None: posted.append(content["message"])
     app._on_frame_message(app.frame, {"kind": "theme", "theme": "dark"}, [])
-    assert posted == []  # not initialized yet: the host MUST NOT send it anything
+    assert posted == []  # not initialized yet: no notification (host-context-changed is one)
     app.frame.send = type(app.frame).send.__get__(app.frame)
     _frame(app, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
                  "params": {"appCapabilities": {}}})
@@ -200,7 +200,8 @@ def test_app_step_walks_the_hosts_side_one_cell_at_a_time(mcp: Any) -> None:
     view = mcp("app --next")  # load
     assert isinstance(view, AppView) and view.frame is not None
     refused = mcp("app --next")  # input, before the View said initialized
-    assert "not sent" in repr(refused) and "MUST NOT send the View anything" in repr(refused)
+    assert "not sent" in repr(refused)
+    assert "MUST NOT send it any request or notification" in repr(refused)
     view._on_frame_message(view.frame, {"kind": "created"}, [])
     _frame(view, {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"})
     _frame(view, {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",

@@ -13,7 +13,8 @@ The rules, with the specification's requirement levels (2026-01-26):
 
 * the host MUST NOT send the View any request or notification before it receives
   ``ui/notifications/initialized`` (tool input, result, cancellation and host-context
-  changes are held until then);
+  changes are held until then); responses are neither, so the View's own requests are
+  answered before it, ``ui/initialize`` first;
 * ``ui/notifications/tool-input``: MUST be sent with the complete arguments after the
   View's initialize completes, at most once, and before ``tool-result``;
 * ``ui/notifications/tool-result``: MUST be sent when the tool completes;
@@ -248,7 +249,8 @@ class AppHost(ViewRequests, PageBootstrap):
         if self.state in (AppState.TORN_DOWN, AppState.TEARING_DOWN, AppState.REFUSED):
             return []
         if not self.lifecycle.addressable:
-            # The host MUST NOT send the View anything before it said initialized.
+            # ui/resource-teardown is a request, and before initialized the host MUST NOT
+            # send the View one: the frame just goes.
             self.lifecycle.fire(AppEvent.REMOVE, f"{reason} (before initialized)")
             return [RemoveFrame(reason)]
         request_id = next(self._ids)
@@ -329,8 +331,10 @@ class AppHost(ViewRequests, PageBootstrap):
 
     def _require_addressable(self, what: str) -> None:
         if not self.lifecycle.addressable:
-            raise ValueError(_("cannot send {what} while the App is {state}: the host MUST NOT "
-                               "send the View anything before ui/notifications/initialized"
+            raise ValueError(_("cannot send {what} while the App is {state}: until the View "
+                               "says ui/notifications/initialized, the host MUST NOT send it "
+                               "any request or notification (it only answers the View's own "
+                               "requests, ui/initialize first)"
                                ).format(what=what, state=self.state))
 
     def _deliver(self) -> list[Action]:
@@ -409,14 +413,14 @@ class AppHost(ViewRequests, PageBootstrap):
         if method == "ui/initialize":
             if self.state is not AppState.LOADED:
                 return self._refuse(request_id, INVALID_REQUEST,
-                                    f"ui/initialize while the App is {self.state}: a View "
-                                    "initializes once", method)
+                                    _("ui/initialize while the App is {state}: a View "
+                                      "initializes once").format(state=self.state), method)
             info = params.get("appInfo")
             caps = params.get("appCapabilities")
             if not isinstance(caps, Mapping):
                 return self._refuse(request_id, INVALID_PARAMS,
-                                    "ui/initialize without appCapabilities (MCP Apps "
-                                    "2026-01-26: the View MUST include its capabilities)",
+                                    _("ui/initialize without appCapabilities (MCP Apps "
+                                      "2026-01-26: the View MUST include its capabilities)"),
                                     method)
             self.app_info = dict(info) if isinstance(info, Mapping) else None
             self.app_capabilities = dict(caps)
@@ -426,38 +430,42 @@ class AppHost(ViewRequests, PageBootstrap):
             return [reply]
         if self.state in (AppState.LOADING, AppState.LOADED):
             return self._refuse(request_id, INVALID_REQUEST,
-                                f"{method} before ui/initialize: initialize first", method)
+                                _("{method} before ui/initialize: initialize first").format(
+                                    method=method), method)
         if self.state in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
-            return self._refuse(request_id, REFUSED, f"{method} while the App is {self.state}",
-                                method)
+            return self._refuse(request_id, REFUSED, _("{method} while the App is {state}").format(
+                method=method, state=self.state), method)
         if self.disconnected is not None and method in FORWARDED:
-            return self._refuse(request_id, REFUSED, f"session closed: {self.disconnected}; "
-                                f"{method} cannot reach the server any more", method)
+            return self._refuse(request_id, REFUSED, _(
+                "session closed: {why}; {method} cannot reach the server any more").format(
+                why=self.disconnected, method=method), method)
         handler = self._HANDLERS.get(method)
         if handler is None:
-            return [self._send(_error(request_id, METHOD_NOT_FOUND,
-                                      f"this host does not serve {method!r} to Apps"))]
+            return [self._send(_error(request_id, METHOD_NOT_FOUND, _(
+                "this host does not serve {method} to Apps").format(method=repr(method))))]
         return handler(self, request_id, params)
 
     def _tools_call(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
         name = params.get("name")
         if not isinstance(name, str):
-            return self._refuse(request_id, INVALID_PARAMS, "tools/call needs a tool name",
+            return self._refuse(request_id, INVALID_PARAMS, _("tools/call needs a tool name"),
                                 "tools/call")
         tool = self.find_tool(name)
         if tool is None:
-            return self._refuse(request_id, INVALID_PARAMS,
-                                f"no tool {name!r} in the server's tools/list", "tools/call")
+            return self._refuse(request_id, INVALID_PARAMS, _(
+                "no tool {name} in the server's tools/list").format(name=repr(name)),
+                "tools/call")
         if not app_callable(tool):
             return self._refuse(
                 request_id, REFUSED,
-                f"tool {name!r} is not callable by Apps: its visibility lacks \"app\" (MCP "
-                "Apps: the host MUST reject tools/call from apps for such tools)", "tools/call")
+                _("tool {name} is not callable by Apps: its visibility lacks \"app\" (MCP "
+                  "Apps: the host MUST reject tools/call from apps for such tools)").format(
+                    name=repr(name)), "tools/call")
         return [Forward(request_id, "tools/call", params)]
 
     def _resources_read(self, request_id: str | int, params: dict[str, Any]) -> list[Action]:
         if not isinstance(params.get("uri"), str):
-            return self._refuse(request_id, INVALID_PARAMS, "resources/read needs a uri",
+            return self._refuse(request_id, INVALID_PARAMS, _("resources/read needs a uri"),
                                 "resources/read")
         return [Forward(request_id, "resources/read", params)]
 

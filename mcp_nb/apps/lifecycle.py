@@ -12,8 +12,10 @@ them, one per thing a learner can watch happen::
     Initialized … Cancelled --ui/resource-teardown sent--> TearingDown --answered--> TornDown
 
 Two rules of the spec shape the table: the host MUST NOT send the View any request or
-notification before ``ui/notifications/initialized`` (so a View that never says it
-is removed without ``ui/resource-teardown``: the ``REMOVE`` edges), and
+notification before ``ui/notifications/initialized`` (it answers the View's
+``ui/initialize`` request before then: an answer is a response, neither of the two; and a
+View that never says ``initialized`` is removed without ``ui/resource-teardown``, a
+request: the ``REMOVE`` edges), and
 ``tool-input`` is sent at most once and is required before ``tool-result``.
 """
 
@@ -106,7 +108,8 @@ APP_TRANSITIONS: tuple[AppTransition, ...] = (
     AppTransition(AppState.TEARING_DOWN, AppEvent.REMOVE, AppState.TORN_DOWN,
                   "no answer in time, or the output was cleared: the frame goes anyway"),
     *(AppTransition(state, AppEvent.REMOVE, AppState.TORN_DOWN,
-                    "removed before initialized: the host MUST NOT send it anything yet")
+                    "removed before initialized: no ui/resource-teardown, a request "
+                    "the host MUST NOT send the View yet")
       for state in _BEFORE_INITIALIZED),
 )
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..i18n import _
 from ..protocol.errors import McpError
 
 #: The extension's identifier: the key under ``capabilities.extensions``.
@@ -40,11 +41,18 @@ DEFAULT_VISIBILITY = ("model", "app")
 
 
 class AppResourceError(McpError):
-    """A UI resource the host will not render, with the rule it breaks."""
+    """A UI resource the host will not render, with the requirement it breaks.
 
-    def __init__(self, uri: str, problem: str, rule: str) -> None:
-        self.uri, self.problem, self.rule = uri, problem, rule
-        super().__init__(f"{uri}: {problem} (MCP Apps 2026-01-26: {rule})")
+    ``problem`` and ``requirement`` are words for a person (translated); :attr:`rule` is
+    the stable id code acts on: ``"apps.mime-type"`` for a wrong ``mimeType``,
+    ``"apps.resource"`` for anything else (the checkup's two checks).
+    """
+
+    def __init__(self, uri: str, problem: str, requirement: str, *,
+                 rule: str = "apps.resource") -> None:
+        self.uri, self.problem, self.requirement = uri, problem, requirement
+        super().__init__(_("{uri}: {problem} (MCP Apps 2026-01-26: {requirement})").format(
+            uri=uri, problem=problem, requirement=requirement), rule=rule)
 
 
 def _meta(tool: Any) -> Mapping[str, Any]:
@@ -144,23 +152,25 @@ def ui_resource(uri: str, result: Mapping[str, Any]) -> UiResource:
     ``blob``, a blob that is not base64 of UTF-8 text, or empty content.
     """
     if not uri.startswith("ui://"):
-        raise AppResourceError(uri, "not a ui:// URI", "URI MUST start with ui:// scheme")
+        raise AppResourceError(uri, _("not a ui:// URI"), _("URI MUST start with ui:// scheme"))
     contents = result.get("contents")
     if not isinstance(contents, list) or not contents:
-        raise AppResourceError(uri, "resources/read returned no contents",
-                               "Resource MUST exist on the server")
+        raise AppResourceError(uri, _("resources/read returned no contents"),
+                               _("Resource MUST exist on the server"))
     matching = [c for c in contents if isinstance(c, Mapping) and c.get("uri") == uri]
     if not matching:
         raise AppResourceError(
-            uri, "no content carries the requested URI (got "
-            f"{', '.join(repr(c.get('uri')) for c in contents if isinstance(c, Mapping))})",
-            "contents[].uri is the matching UI resource URI")
+            uri, _("no content carries the requested URI (got {uris})").format(
+                uris=", ".join(repr(c.get("uri")) for c in contents if isinstance(c, Mapping))),
+            _("contents[].uri is the matching UI resource URI"))
     content = matching[0]
     mime = content.get("mimeType")
     if not same_media_type(mime):
         raise AppResourceError(
-            uri, f"mimeType is {mime!r}, not {MIME_TYPE!r}",
-            f'mimeType MUST be "{MIME_TYPE}" (other types reserved for future extensions)')
+            uri, _("mimeType is {mime}, not {expected}").format(mime=repr(mime),
+                                                                 expected=repr(MIME_TYPE)),
+            _('mimeType MUST be "{expected}" (other types reserved for future extensions)'
+              ).format(expected=MIME_TYPE), rule="apps.mime-type")
     text = content.get("text")
     if isinstance(text, str):
         html = text
@@ -168,13 +178,14 @@ def ui_resource(uri: str, result: Mapping[str, Any]) -> UiResource:
         try:
             html = base64.b64decode(content["blob"], validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError) as exc:
-            raise AppResourceError(uri, f"blob is not base64 of UTF-8 HTML ({exc})",
-                                   "blob is base64-encoded HTML") from None
+            raise AppResourceError(uri, _("blob is not base64 of UTF-8 HTML ({error})").format(
+                error=exc), _("blob is base64-encoded HTML")) from None
     else:
-        raise AppResourceError(uri, "the content has neither text nor blob",
-                               "Content MUST be provided via either text or blob")
+        raise AppResourceError(uri, _("the content has neither text nor blob"),
+                               _("Content MUST be provided via either text or blob"))
     if not html.strip():
-        raise AppResourceError(uri, "the HTML is empty", "Content MUST be valid HTML5 document")
+        raise AppResourceError(uri, _("the HTML is empty"),
+                               _("Content MUST be valid HTML5 document"))
     meta = content.get("_meta")
     ui = meta.get("ui") if isinstance(meta, Mapping) else None
     ui = ui if isinstance(ui, Mapping) else {}

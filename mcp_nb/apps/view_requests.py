@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..i18n import _
 from .actions import Action, Show, ToFrame
 from .actions import error_message as _error
 from .actions import notification_message as _notification
@@ -52,8 +53,9 @@ class ViewRequests:
         url = params.get("url")
         scheme = urlsplit(url).scheme.lower() if isinstance(url, str) else ""
         if scheme not in LINK_SCHEMES:
-            return self._refuse(request_id, REFUSED, f"Invalid URL: {url!r} (this host offers "
-                                f"only {', '.join(sorted(LINK_SCHEMES))} links)", "ui/open-link")
+            return self._refuse(request_id, REFUSED, _(
+                "Invalid URL: {url} (this host offers only {schemes} links)").format(
+                url=repr(url), schemes=", ".join(sorted(LINK_SCHEMES))), "ui/open-link")
         return [self._send(_result(request_id, {}), "shown as a link; opened on click"),
                 Show("open-link", {"url": url})]
 
@@ -62,8 +64,8 @@ class ViewRequests:
         blocks = content if isinstance(content, list) else [content]
         if not blocks or not all(isinstance(b, Mapping) and isinstance(b.get("type"), str)
                                  for b in blocks):
-            return self._refuse(request_id, REFUSED, "Invalid message format: content is "
-                                "not content blocks", "ui/message")
+            return self._refuse(request_id, REFUSED, _("Invalid message format: content is "
+                                                       "not content blocks"), "ui/message")
         self.messages.append(params)
         return [self._send(_result(request_id, {}), "no conversation here: shown in the cell"),
                 Show("message", {"role": params.get("role"), "content": blocks})]

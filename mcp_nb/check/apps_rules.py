@@ -103,7 +103,7 @@ async def _judge(checkup: SessionRecorder, session: ClientSession, name: str) ->
         try:
             resource = ui_resource(uri, answer)
         except AppResourceError as exc:
-            which = "apps.mime-type" if "mimeType" in exc.rule else "apps.resource"
+            which = "apps.mime-type" if exc.rule == "apps.mime-type" else "apps.resource"
             (mime if which == "apps.mime-type" else missing).append(
                 f"{uri}{by}: {exc.problem}")
             problems_evidence[which] += entries

@@ -43,7 +43,8 @@ class AppStepper:
     ``tool-input``, ``tool-result``, ``ui/resource-teardown``.  Between *load* and *input*
     the View speaks (``ui/initialize``, ``ui/notifications/initialized``): in a browser it
     does so as soon as the cell that showed the frame has finished, so *input* is refused
-    (the host MUST NOT send the View anything before initialized) until it has.
+    until it has: before ``initialized`` the host MUST NOT send the View any request or
+    notification (``tool-input`` is one); its answer to ``ui/initialize`` is a response.
     """
 
     STEPS = ("call", "read", "csp", "load", "input", "result", "teardown")

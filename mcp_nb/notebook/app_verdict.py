@@ -36,8 +36,9 @@ class AppVerdict:
         if state in (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING):
             self.not_initialized = _(
                 "the App is {state} after {seconds} s: no ui/notifications/initialized yet, "
-                "so its input and result are held (the host MUST NOT send the View anything "
-                "before it)").format(state=state, seconds=f"{self.initialized_wait:g}")
+                "so its input and result are held (until then the host MUST NOT send the "
+                "View any request or notification)").format(
+                state=state, seconds=f"{self.initialized_wait:g}")
             self._draw_verdict()
 
     def csp_violation(self, directive: str, blocked: str) -> None:
