@@ -234,6 +234,67 @@ def test_the_self_check_fails_without_the_learners_work(
     assert failed == [check_cell], "the run must stop at the self-check, not before it"
 
 
+#: Chapter 16's exercise, answered in ways a learner might: the check judges the host's answer
+#: under the id the learner chose, and a ui/initialize without appCapabilities (a View's MUST)
+#: or without an id, or a handshake without initialized, fails with words that say which.
+_INITIALIZE = {"jsonrpc": "2.0", "method": "ui/initialize",
+               "params": {"protocolVersion": "2026-01-26",
+                          "appInfo": {"name": "me", "version": "1"}, "appCapabilities": {}}}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "ui/notifications/initialized"}
+_VIEW_ANSWERS: list[tuple[list[dict[str, Any]], str | None]] = [
+    ([{**_INITIALIZE, "id": 7}, _INITIALIZED], None),
+    ([{**_INITIALIZE, "id": "hello"}, _INITIALIZED], None),
+    ([{**_INITIALIZE, "id": 7, "params": {"protocolVersion": "2026-01-26"}}, _INITIALIZED],
+     "appCapabilities"),
+    ([_INITIALIZE, _INITIALIZED], "id"),
+    ([{**_INITIALIZE, "id": 1}], "tool-input"),
+    ([_INITIALIZED, {**_INITIALIZE, "id": 1}], "tool-input"),
+]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", [NOTEBOOKS / "16_mcp_apps.ipynb", ZH / "16_mcp_apps.ipynb"],
+                         ids=_label)
+def test_chapter_16s_check_judges_the_learners_own_id_and_their_capabilities(
+        path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers, check = _exercise_cells(path)
+    assert check is not None
+    notebook = nbformat.read(path, as_version=4)
+    check_source = notebook.cells[check].source
+    notebook.cells = [cell for i, cell in enumerate(notebook.cells[:check]) if i not in answers]
+    marker = _marker("check16", path)
+    monkeypatch.setenv(*marker.split("=", 1))
+    folder = _in_copy(path, private_copy(tmp_path)).parent
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(folder)}})
+    outcomes: list[str | None] = []
+    try:
+        with client.setup_kernel():
+            for index, cell in enumerate(notebook.cells):
+                client.execute_cell(cell, index)
+            for messages, _said in _VIEW_ANSWERS:
+                tried = [nbformat.v4.new_code_cell(f"view_messages = {messages!r}"),
+                         nbformat.v4.new_code_cell(check_source)]
+                notebook.cells += tried
+                client.execute_cell(tried[0], len(notebook.cells) - 2)
+                try:
+                    client.execute_cell(tried[1], len(notebook.cells) - 1)
+                    outcomes.append(None)
+                except CellExecutionError as failed:
+                    assert failed.ename == "AssertionError", failed.evalue
+                    outcomes.append(failed.evalue)
+                if outcomes[-1] is None:  # passed: it names the id the learner used
+                    printed = "".join(o.get("text", "") for o in tried[1].outputs)
+                    assert f"{messages[0]['id']!r}" in printed and "InputSent" in printed
+    finally:
+        stop_processes_with(marker, grace=0)
+    for (messages, said), outcome in zip(_VIEW_ANSWERS, outcomes, strict=True):
+        if said is None:
+            assert outcome is None, f"{messages} was refused: {outcome}"
+        else:
+            assert outcome is not None and said in outcome, (messages, outcome)
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=_label)
 def test_a_failing_cell_leaves_nothing_behind(
