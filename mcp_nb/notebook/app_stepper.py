@@ -172,6 +172,8 @@ class LaterStep(_Described, w.HTML):
         super().__init__()
         self.step = step
         self.lines = [text]
+        #: The App event that told the step's fate (its name, e.g. TOOL_INPUT), once known.
+        self.event: str | None = None
         self.value = self._html()
         view.watch_steps(self._transition)
 
@@ -187,6 +189,7 @@ class LaterStep(_Described, w.HTML):
                 time=f"{at:.3f}", cause=record.cause))
         else:
             return
+        self.event = record.event.name
         self.value = self._html()
 
     def describe(self) -> str:
@@ -194,9 +197,9 @@ class LaterStep(_Described, w.HTML):
 
     def _html(self) -> str:
         head = render.esc(_("App step {step}").format(step=self.step))
-        return (render.STYLE + f'<div class="mcpnb mcpnb-app-step" data-step="{self.step}">'
-                f"<b>{head}</b>: " + "; ".join(render.esc(line) for line in self.lines)
-                + "</div>")
+        said = "; ".join(render.esc(line) for line in self.lines)
+        return (render.STYLE + f'<div class="mcpnb mcpnb-app-step" data-step="{self.step}" '
+                f'data-event="{self.event or ""}"><b>{head}</b>: {said}</div>')
 
     def static_html(self) -> str:
         return self._html()
