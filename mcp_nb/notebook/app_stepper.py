@@ -113,7 +113,11 @@ class AppStepper:
 
     def _input(self) -> Any:
         view = self.view
-        view.send_tool_input()
+        try:
+            view.send_tool_input()
+        except ValueError as exc:  # the View is gone (or the input was handed over already)
+            self.done -= 1
+            return StepOutcome("input", _("not sent: {reason}").format(reason=exc))
         if view.host is not None and "input" in view.host.held:
             return LaterStep(view, "input", _(
                 "held until the View says ui/notifications/initialized (the host MUST NOT "
