@@ -320,9 +320,12 @@ def test_step_mode_sends_input_and_result_one_call_each() -> None:
 
 
 def test_nothing_is_sent_to_a_view_that_is_not_initialized() -> None:
-    host, _ = _host(deliver=False)
+    host, seen = _host(deliver=False)
     host.frame_created()
-    with pytest.raises(ValueError, match="MUST NOT send it any request or notification"):
+    # Asked for before initialized, the input is held (recorded as such), not sent.
+    assert host.send_tool_input() == [] and host.state is AppState.LOADING
+    assert seen[-1].held and seen[-1].message["method"] == "ui/notifications/tool-input"
+    with pytest.raises(ValueError, match="sent at most once"):
         host.send_tool_input()
     # Teardown without the request: the frame is just removed.
     assert host.teardown("cell re-run") == [RemoveFrame("cell re-run")]
@@ -349,6 +352,45 @@ def test_before_initialized_the_view_gets_answers_and_nothing_else() -> None:
     sent = _sent(host.receive(_notify("ui/notifications/initialized")))
     assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
                                           "ui/notifications/tool-result"]
+def test_a_held_step_goes_out_at_initialized_when_no_page_posts_it() -> None:
+    host, seen = _host(deliver=False)
+    host.frame_created()
+    host.receive(_notify("ui/notifications/sandbox-proxy-ready"))
+    host.set_result({"content": [{"type": "text", "text": "12:00"}]})
+    host.send_tool_input()
+    host.send_tool_result()  # held behind the input
+    assert host.held == ("input", "outcome")
+    assert host.bootstrap()["release"] == ["input", "outcome"]
+    host.receive(_request(1, "ui/initialize", appCapabilities={}))
+    sent = _sent(host.receive(_notify("ui/notifications/initialized")))
+    assert [m["method"] for m in sent] == ["ui/notifications/tool-input",
+                                           "ui/notifications/tool-result"]
+    assert host.state is AppState.INTERACTIVE and host.held == ()
+    # Each is in the lane twice: held when asked for, then sent.
+    lane = [(e.message.get("method"), e.held) for e in seen if e.direction == "host→app"
+            and e.message.get("method", "").startswith("ui/notifications/tool-")]
+    assert lane == [("ui/notifications/tool-input", True),
+                    ("ui/notifications/tool-result", True),
+                    ("ui/notifications/tool-input", False),
+                    ("ui/notifications/tool-result", False)]
+
+
+def test_a_page_that_posts_held_steps_gets_them_recorded_as_delivered() -> None:
+    host, seen = _host(deliver=False)
+    host.page_releases = True
+    host.frame_created()
+    host.receive(_notify("ui/notifications/sandbox-proxy-ready"))
+    host.send_tool_input()
+    host.receive(_request(1, "ui/initialize", appCapabilities={}))
+    assert host.receive(_notify("ui/notifications/initialized")) == []  # the page posts it
+    assert host.held == ("input",) and host.state is AppState.INITIALIZED
+    host.page_posted(_notify("ui/notifications/tool-input", arguments={"zone": "UTC"}),
+                     at=1234.5)
+    assert host.state is AppState.INPUT_SENT and host.held == ()
+    assert seen[-1].note == "posted by the host's page, held until the View said initialized"
+    assert seen[-1].at == 1234.5
+    with pytest.raises(ValueError, match="not completed"):
+        host.send_tool_result()
 
 
 def test_the_apps_tools_call_is_forwarded_when_visibility_has_app() -> None:
@@ -567,3 +609,68 @@ def test_the_stateless_era_carries_the_extension_in_every_requests_meta() -> Non
     assert "clock" in tools
     assert meta_sent["io.modelcontextprotocol/clientCapabilities"]["extensions"] == {
         meta.EXTENSION: {"mimeTypes": [meta.MIME_TYPE]}}
+
+
+# -- what the host hands to its page (mcp_nb.apps.handoff) -----------------------------------
+
+def test_a_teardown_handed_to_the_page_is_recorded_as_the_page_carried_it_out() -> None:
+    # The page had seen the View initialize; the host had not heard yet when it decided.
+    host, seen = _host()
+    host.frame_created()
+    request = host.teardown_by_page("torn down by a later cell")
+    assert request is not None and request["method"] == "ui/resource-teardown"
+    assert host.teardown_by_page("again") is None  # handed once
+    assert seen[-1].held and host.state is AppState.LOADING
+    _initialized_after(host)
+    assert host.page_tore_down("sent", at=99.0) == []
+    assert host.state is AppState.TEARING_DOWN and seen[-1].note == "posted by the host's page"
+    assert seen[-1].at == 99.0
+    (removed,) = host.receive({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+    assert removed == RemoveFrame("teardown answered") and host.state is AppState.TORN_DOWN
+    assert [r.event for r in host.lifecycle.history][-2:] == [AppEvent.TEARDOWN,
+                                                              AppEvent.TEARDOWN_ANSWERED]
+
+
+def test_a_teardown_the_page_could_not_send_removes_the_frame_and_sends_nothing() -> None:
+    host, seen = _host()
+    host.frame_created()
+    request = host.teardown_by_page("torn down by a later cell")
+    assert request is not None
+    host.receive(_notify("ui/notifications/sandbox-proxy-ready"))  # what the page saw first
+    (removed,) = host.page_tore_down("removed")
+    assert isinstance(removed, RemoveFrame) and host.state is AppState.TORN_DOWN
+    assert host.lifecycle.history[-1].event is AppEvent.REMOVE
+    assert "the View had not said initialized" in host.lifecycle.history[-1].cause
+    # Its id is no longer awaited: an answer with it is no teardown's.
+    host.receive({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+    assert seen[-1].note == "answer to no request of the host's: ignored"
+
+
+def test_no_answer_within_the_pages_wait_removes_the_frame() -> None:
+    host, _ = _host()
+    host.frame_created()
+    host.teardown_by_page("done")
+    _initialized_after(host)
+    host.page_tore_down("sent")
+    assert host.page_tore_down("no-answer") == [
+        RemoveFrame("no answer to ui/resource-teardown within the page's wait")]
+    assert host.state is AppState.TORN_DOWN
+    assert host.page_tore_down("bogus") == []  # not an outcome a page may report
+
+
+def test_clearing_the_output_ends_the_lifecycle_in_any_state() -> None:
+    host, _ = _host()
+    _initialized(host)
+    assert host.state is AppState.INPUT_SENT
+    assert host.output_cleared("the output was cleared") == [
+        RemoveFrame("the output was cleared")]
+    assert host.state is AppState.TORN_DOWN
+    assert host.lifecycle.history[-1].event is AppEvent.CLEARED
+    assert host.output_cleared("again") == []  # already gone
+
+
+def _initialized_after(host: AppHost) -> None:
+    """The View's side of initialization, on a host whose frame exists already."""
+    host.receive(_notify("ui/notifications/sandbox-proxy-ready"))
+    host.receive(_request(1, "ui/initialize", appCapabilities={}))
+    host.receive(_notify("ui/notifications/initialized"))

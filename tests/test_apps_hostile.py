@@ -43,6 +43,9 @@ NOTEBOOK = "hostile.ipynb"
 CALLS = ("webrtc", "violations", "wildcards", "consent", "flood")
 FIRST_CALL = 2
 PROBE = FIRST_CALL + len(CALLS) + 1  # the lab's App with --app-fault=sandbox-probe
+#: An App that declares the notebook's own origin, rendered after a cell that switches the
+#: kernel's own check off: only the page's backstop stands in its way.
+OWN_ORIGIN = PROBE + 3
 
 
 def _index(tool: str) -> int:
@@ -75,6 +78,12 @@ def server(tmp_path_factory: pytest.TempPathFactory,
             f"%mcp connect probe --env PYTHONPATH={ROOT} --lab=--apps "
             "--lab=--app-fault=sandbox-probe",
             "%mcp call clock",
+            # As if the kernel's check had been routed around (behind a proxy the kernel
+            # cannot know of its origin): the page's own check must still refuse the App.
+            "import mcp_nb.notebook.app_host as kernel_side\n"
+            "kernel_side.notebook_origins = lambda: ()",
+            "%mcp use hostile",
+            "%mcp call own_origin",
         ])
         yield running
 
@@ -241,3 +250,22 @@ def test_the_sandbox_keeps_the_notebook_out_of_reach(server: JupyterServer, page
     # No App frame's request reached the notebook's server (a blocked one still shows here).
     requests: list[str] = page.requests  # type: ignore[attr-defined]
     assert [r for r in requests if r.startswith(f"about:srcdoc {server.base}")] == []
+
+
+def test_the_page_refuses_an_app_that_may_reach_its_own_origin(
+        server: JupyterServer, page: Page) -> None:
+    """``reachesThisPage`` in app_frame.js: the kernel's check was switched off in the
+    notebook, so the CSP the kernel built lets the App reach the notebook's own origin; the
+    page never loads it, and the cell says why."""
+    shown = outputs(cell(page, OWN_ORIGIN))
+    with screenshot_on_failure(page, "hostile-failure-own-origin.png"):
+        header = "\n".join(shown.all_inner_texts())
+        assert f"connect-src {server.base}" in header  # the kernel let it through …
+        shown.get_by_text(re.compile(r"lets it reach this notebook's own origin "
+                                     + re.escape(server.base))).first.wait_for()
+        assert shown.locator(".mcpnb-app-verdict").get_attribute("data-verdict") == "failed"
+    # Never loaded: the App's fetch of the kernel API would have gone out at once (it does
+    # when app_frame.js skips the check: the App stays up, and this request is listed).
+    requests: list[str] = page.requests  # type: ignore[attr-defined]
+    assert [r for r in requests if "own-origin-app" in r] == []
+    assert "LEAK" not in page.locator("body").inner_text()

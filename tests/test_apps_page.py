@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from mcp_nb.apps import meta, sandbox_policy
+from mcp_nb.apps.handoff import DELIVERED, HELD, TEARDOWN_HANDED
 from mcp_nb.apps.host import AppHost, Exchange, ToFrame
-from mcp_nb.apps.lifecycle import AppState
+from mcp_nb.apps.lifecycle import AppEvent, AppState
 from mcp_nb.notebook.apps import AppView
 
 PROXY_READY = {"jsonrpc": "2.0", "method": "ui/notifications/sandbox-proxy-ready"}
@@ -238,19 +239,68 @@ def test_a_background_result_reaches_the_page_through_the_widget(mcp: Any,
     assert view.lifecycle.state is AppState.INTERACTIVE  # … and records it when told
 
 
-def test_a_late_created_after_a_teardown_is_not_a_new_page(app: AppView) -> None:
+def test_a_teardown_decided_before_the_kernel_heard_the_page_is_the_pages(
+        app: AppView) -> None:
     app.teardown("torn down by a later cell")  # before the kernel heard from any page
-    assert app.lifecycle.state is AppState.TORN_DOWN and app.frame.removed
-    page = Page(app, "p1")  # the page's created, read by the kernel only now
+    assert app.frame is not None and not app.frame.removed  # the page decides
+    handed = app.frame.teardown["message"]
+    assert handed["method"] == "ui/resource-teardown" and app.frame.teardown["wait"] > 0
+    assert app.lifecycle.state is AppState.RESOURCE_READ
+    page = Page(app, "p1")  # the page's messages, read by the kernel only now
     page.bring_up()
-    assert app.lifecycle.state is AppState.TORN_DOWN
-    assert "a new page" not in app.notes.value
-    assert "already torn down" in app.notes.value
-    notes = [e.note for e in _lane(app)]
-    assert any("this host would have answered" in (n or "") for n in notes)
+    page.say({"kind": "teardown", "outcome": "sent", "at": time.time() * 1000, "page": "p1"})
+    assert app.lifecycle.state is AppState.TEARING_DOWN
+    page.relay({"jsonrpc": "2.0", "id": handed["id"], "result": {}})  # the View's answer
+    assert app.lifecycle.state is AppState.TORN_DOWN and app.frame.removed
+    assert page.sent == []  # the kernel sent the View nothing itself
+    assert "a new page" not in app.notes.value and "this host would" not in app.notes.value
+    lane = _lane(app)
+    teardowns = [(e.kind, e.note) for e in lane if e.method == "ui/resource-teardown"]
+    assert teardowns == [("held", "App clock: " + TEARDOWN_HANDED),
+                         ("request", "App clock: posted by the host's page")]
+    assert lane[-1].direction == "app→host" and lane[-1].id == handed["id"]
     # A reloaded page builds no frame for a torn-down App: still no new lifecycle.
     Page(app, "p2", frame=False)
     assert app.lifecycle.state is AppState.TORN_DOWN and "a new page" not in app.notes.value
+
+
+def test_a_teardown_the_page_got_before_initialized_sends_nothing(app: AppView) -> None:
+    app.teardown("torn down by a later cell")
+    page = Page(app, "p1")
+    page.relay(PROXY_READY)
+    page.say({"kind": "teardown", "outcome": "removed", "at": time.time() * 1000,
+              "page": "p1"})
+    assert app.lifecycle.state is AppState.TORN_DOWN and app.frame is not None
+    assert app.frame.removed
+    assert [r.event for r in app.lifecycle.history][-1] is AppEvent.REMOVE
+    assert [e.kind for e in _lane(app) if e.method == "ui/resource-teardown"] == ["held"]
+
+
+def test_clearing_an_initialized_views_output_tears_its_lifecycle_down(app: AppView) -> None:
+    page = Page(app, "p1")
+    page.bring_up()
+    assert app.lifecycle.state is AppState.INTERACTIVE
+    page.say({"kind": "view-removed"})
+    assert app.lifecycle.state is AppState.TORN_DOWN
+    record = app.lifecycle.history[-1]
+    assert record.event is AppEvent.CLEARED
+    assert record.cause == "the output was cleared or the cell re-run"
+
+
+def test_closing_the_frames_widget_tears_its_lifecycle_down(app: AppView) -> None:
+    Page(app, "p1").bring_up()
+    assert app.frame is not None
+    app.frame.close()
+    assert app.lifecycle.state is AppState.TORN_DOWN
+    assert app.lifecycle.history[-1].cause == "the App's widget was closed"
+
+
+def test_an_app_the_page_refuses_for_its_own_origin_is_refused_and_said(app: AppView) -> None:
+    page = Page(app, "p1")  # the frame exists: the page checks before loading it
+    page.say({"kind": "page-origin-refused", "origin": "http://127.0.0.1:9"})
+    assert app.lifecycle.state is AppState.REFUSED
+    assert "own origin http://127.0.0.1:9" in app.header.value
+    assert app.verdict()[0] == "failed"
 
 
 def test_a_second_page_that_builds_the_frame_starts_a_new_lifecycle(app: AppView) -> None:
@@ -263,13 +313,18 @@ def test_a_second_page_that_builds_the_frame_starts_a_new_lifecycle(app: AppView
     assert app.lifecycle.state is AppState.INTERACTIVE and reloaded.sent == []
 
 
-def test_a_step_app_leaves_input_and_result_to_the_kernel(mcp: Any) -> None:
+def _stepped(mcp: Any) -> AppView:
     mcp("connect clock --lab=--apps")
     mcp("app clock label=Oslo --step")
     for _ in range(4):
         view = mcp("app --next")  # call, read, csp, load
     assert isinstance(view, AppView) and view.frame is not None
-    assert view.frame.bootstrap["deliver"] is False
+    return view
+
+
+def test_a_step_app_leaves_input_and_result_to_the_kernel(mcp: Any) -> None:
+    view = _stepped(mcp)
+    assert view.frame is not None and view.frame.bootstrap["deliver"] is False
     page = Page(view, "p1")
     page.relay(PROXY_READY)
     request = _initialize("view-1")
@@ -278,6 +333,79 @@ def test_a_step_app_leaves_input_and_result_to_the_kernel(mcp: Any) -> None:
     assert view.lifecycle.state is AppState.INITIALIZED
     assert repr(mcp("app --next")) == "App step input: ui/notifications/tool-input sent"
     assert page.sent[-1]["method"] == "ui/notifications/tool-input"
+    assert "release" not in view.frame.bootstrap  # nothing was handed to the page
+
+
+def test_a_step_asked_for_before_the_kernel_heard_initialized_is_held_for_the_page(
+        mcp: Any) -> None:
+    """Run All: the input and result steps run before the kernel read the page."""
+    view = _stepped(mcp)
+    held = mcp("app --next")  # input
+    assert repr(held) == ("App step input: held until the View says "
+                          "ui/notifications/initialized (the host MUST NOT send it before); "
+                          "the host's page posts it then")
+    result = mcp("app --next")  # result, behind the held input
+    assert repr(result).startswith("App step result: held behind tool-input")
+    assert view.frame is not None and view.frame.bootstrap["release"] == ["input", "outcome"]
+    # Now the kernel reads what the page did meanwhile: it posted both at initialized.
+    page = Page(view, "p1")
+    page.relay(PROXY_READY)
+    request = _initialize("view-1")
+    page.relay(request, [page.answer(request)])
+    at = time.time() - 0.05
+    page.relay(INITIALIZED, [
+        {"jsonrpc": "2.0", "method": "ui/notifications/tool-input",
+         "params": {"arguments": {"label": "Oslo"}}},
+        {"jsonrpc": "2.0", "method": "ui/notifications/tool-result",
+         "params": view.frame.bootstrap["result"]}], at=at)
+    assert view.lifecycle.state is AppState.INTERACTIVE and page.sent == []
+    # The cells say so, live.
+    assert "delivered at " in held.value and "once the View had said initialized" in held.value
+    assert "delivered at " in result.value and "right after tool-input" in result.value
+    lane = [(e.kind, e.method, e.note) for e in _lane(view)
+            if e.method in ("ui/notifications/tool-input", "ui/notifications/tool-result")]
+    assert lane == [
+        ("held", "ui/notifications/tool-input", "App clock: " + HELD),
+        ("held", "ui/notifications/tool-result", "App clock: " + HELD),
+        ("notification", "ui/notifications/tool-input", "App clock: " + DELIVERED),
+        ("notification", "ui/notifications/tool-result", "App clock: " + DELIVERED)]
+    # The stepper's teardown: the kernel has heard initialized now, so it sends it.
+    assert "ui/resource-teardown sent" in repr(mcp("app --next"))
+    assert page.sent[-1]["method"] == "ui/resource-teardown"
+
+
+def test_a_held_step_the_page_posts_later_is_recorded_when_reported(mcp: Any) -> None:
+    """The page saw initialized before the kernel handed it the input: it posts it then."""
+    view = _stepped(mcp)
+    page = Page(view, "p1")
+    page.relay(PROXY_READY)
+    request = _initialize("view-1")
+    page.relay(request, [page.answer(request)])
+    held = mcp("app --next")  # the kernel has not read "initialized" yet …
+    page.relay(INITIALIZED, [])  # … which the page had said before the step reached it
+    assert view.lifecycle.state is AppState.INITIALIZED and page.sent == []
+    page.say({"kind": "posted", "page": "p1", "at": time.time() * 1000, "message": {
+        "jsonrpc": "2.0", "method": "ui/notifications/tool-input",
+        "params": {"arguments": {"label": "Oslo"}}}})
+    assert view.lifecycle.state is AppState.INPUT_SENT
+    assert "delivered at" in held.value
+    # The result step: the kernel now knows the View is initialized: sent at once.
+    assert repr(mcp("app --next")) == "App step result: ui/notifications/tool-result sent"
+
+
+def test_a_held_step_that_never_goes_out_says_why(mcp: Any) -> None:
+    view = _stepped(mcp)
+    held = mcp("app --next")  # input, held
+    teardown = mcp("app --next")  # result, held behind it
+    teardown = mcp("app --next")  # teardown: handed to the page
+    assert repr(teardown).startswith("App step teardown: handed to the host's page")
+    page = Page(view, "p1")
+    page.relay(PROXY_READY)
+    page.say({"kind": "teardown", "outcome": "removed", "at": time.time() * 1000,
+              "page": "p1"})
+    assert view.lifecycle.state is AppState.TORN_DOWN
+    assert "never delivered: the App went at" in held.value
+    assert "the frame was removed at" in teardown.value
 
 
 def test_the_app_lane_view_follows_the_transcript(app: AppView, mcp: Any) -> None:

@@ -6,8 +6,10 @@ holds, and the kernel records each step later, in its place. Chapter 16, both ed
 run whole: every App it shows must come up while the kernel is still busy (the page posted
 its input and result, the transcript says so), end on screen after the last cell's
 ``%mcp shutdown --all`` (disconnected, said in the cell), and section 6's App lane must list
-the traffic. A second notebook tears an App down from a later cell: the page's ``created``
-then reaches the kernel after the teardown, which must not pass for a new page.
+the traffic; the stepped App's input, held by the kernel, is delivered by the page. Two more
+notebooks: one tears Apps down from a later cell before the kernel has read their pages
+(the page decides: ui/resource-teardown to the View it brought up, only removal for one that
+never said initialized), and one clears an App's output (its lifecycle ends).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import pytest
 from browser_support import (
     ARTIFACTS,
     LAB,
+    POLL_MS,
+    WAIT_MS,
     JupyterServer,
     browser_page,
     cells,
@@ -30,6 +34,8 @@ from browser_support import (
     outputs,
     run_all,
     screenshot_on_failure,
+    start_all,
+    wait_until_done,
     write_notebook,
 )
 
@@ -89,17 +95,21 @@ def test_run_all_of_chapter_16_ends_with_its_apps_on_screen_and_their_transcript
         assert _state(called) == "Interactive"
         assert outputs(called).locator("iframe.mcpnb-app-frame").count() == 1
 
-        # Section 3: the stepped App is up too (initialized by the page); its input is a
-        # step of its own, which ran in the kernel before it heard from the page.
+        # Section 3: the stepped App is up too (initialized by the page). Its input step ran
+        # in the kernel before it heard from the page: held, and posted by the page the
+        # moment the View said initialized; the step's cell says when, once the kernel knows.
         loads = cells(page).filter(has=page.locator("iframe.mcpnb-app-frame"))
         assert loads.count() == 2
         stepped = loads.nth(1)
         stepped.scroll_into_view_if_needed()
-        _view(stepped).locator("#input").filter(
-            has_text="waiting for ui/notifications/tool-input").wait_for()
-        page.wait_for_function(
-            "(cell) => cell.querySelector('svg.mcpnb-app-diagram g.state.current')"
-            "?.dataset.state === 'Initialized'", arg=stepped.element_handle(), polling=250)
+        _view(stepped).locator("#input").filter(has_text='{"label":"Oslo"}').wait_for()
+        step = cells(page).filter(has=page.locator(".mcpnb-app-step[data-step=input]"))
+        outputs(step).locator(".mcpnb-app-step[data-event=TOOL_INPUT]").wait_for()
+        if edition == "en":
+            said = outputs(step).inner_text()
+            assert said.startswith("App step input: held until the View says"), said
+            assert re.search(r"delivered at \d+\.\d{3} s", said), said
+        assert _state(stepped) != "Initialized"  # the input moved it on (InputSent or later)
 
         # Section 5: a refused resource has its verdict.
         refused = cells(page).filter(has=page.locator(
@@ -123,22 +133,86 @@ def test_run_all_of_chapter_16_ends_with_its_apps_on_screen_and_their_transcript
         page.screenshot(path=str(ARTIFACTS / f"apps-runall-{edition}-end.png"), full_page=False)
 
 
-def test_a_teardown_the_page_hears_of_late_is_no_new_page(
-        server: JupyterServer, tmp_path: Path) -> None:
-    write_notebook(server.root / "late.ipynb", [
+def _kernel(page: Page, code: str) -> str:
+    """Run ``code`` in the notebook's kernel, outside any cell; what it printed."""
+    return str(page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({ code, store_history: false });
+        let out = "";
+        future.onIOPub = (msg) => {
+            const { msg_type: type } = msg.header;
+            if (type === "stream") out += msg.content.text;
+            if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+        };
+        await future.done;
+        return out;
+    }""", code))
+
+
+#: The teardowns the page decides: one App it brought up, one that never says initialized.
+TEARDOWNS = [
+    "%load_ext mcp_nb",
+    "%mcp connect clock --lab=--apps",
+    "up = %mcp app clock label=Paris\nup",
+    "%mcp connect silent --lab=--apps --lab=--app-fault=no-initialized",
+    "silent = %mcp app clock\nsilent",
+    # The kernel waits here (the pages go on) until the test has seen both Views load.
+    "import pathlib, time\nwhile not pathlib.Path('go').exists():\n    time.sleep(0.05)",
+    "up.teardown('torn down by a later cell')\nsilent.teardown('torn down by a later cell')",
+]
+
+
+def test_teardowns_decided_before_the_kernel_heard_the_page_are_the_pages(
+        server: JupyterServer) -> None:
+    """The kernel tears two Apps down before it has read a message of their pages: the
+    page sends ui/resource-teardown to the View it brought up (and removes the frame on the
+    answer), and only removes the one that never said initialized."""
+    write_notebook(server.root / "teardowns.ipynb", TEARDOWNS)
+    (server.root / "go").unlink(missing_ok=True)
+    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-teardown.png"):
+        open_notebook(page, server, "teardowns.ipynb")
+        start_all(page)
+        up, silent = cells(page).nth(2), cells(page).nth(4)
+        _view(up).locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
+        _view(silent).locator("#isolation").wait_for(state="attached")
+        (server.root / "go").write_text("")
+        wait_until_done(page)
+        for shown in (up, silent):
+            outputs(shown).get_by_text("(App torn down)").wait_for()
+            assert outputs(shown).locator("iframe.mcpnb-app-frame").count() == 0
+        said = _kernel(page, """
+for view in (up, silent):
+    print(view.lifecycle.state, [r.event.name for r in view.lifecycle.history][-3:])
+    print([(e.kind, e.note.split(': ', 1)[1]) for e in view.hosted.session.transcript
+           if e.method == 'ui/resource-teardown'])
+""").splitlines()
+    assert said[0] == "TornDown ['TOOL_RESULT', 'TEARDOWN', 'TEARDOWN_ANSWERED']", said
+    assert "('request', \"posted by the host's page\")" in said[1]
+    assert said[1].startswith("[('held', ")
+    assert said[2] == "TornDown ['RESOURCE_SENT', 'INITIALIZE', 'REMOVE']", said
+    assert "request" not in said[3] and said[3].startswith("[('held', "), said
+
+
+def test_clearing_an_apps_output_ends_its_lifecycle(server: JupyterServer) -> None:
+    write_notebook(server.root / "cleared.ipynb", [
         "%load_ext mcp_nb",
         "%mcp connect clock --lab=--apps",
-        "view = %mcp app clock label=Paris\nview",
-        "view.teardown('torn down by a later cell')",
+        "shown = %mcp app clock label=Lima\nshown",
     ])
-    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-late.png"):
-        open_notebook(page, server, "late.ipynb")
+    with browser_page(server) as page, screenshot_on_failure(page, "apps-cleared.png"):
+        open_notebook(page, server, "cleared.ipynb")
         run_all(page)
-        shown = cells(page).nth(2)
-        # The kernel tore the App down before it read the page's "created": the page's
-        # messages arrive afterwards, and are recorded as late, not as a new View.
-        outputs(shown).get_by_text("already torn down", exact=False).wait_for()
-        outputs(shown).get_by_text("(App torn down)").wait_for()
-        assert outputs(shown).locator("iframe.mcpnb-app-frame").count() == 0
-        assert "a new page shows this App" not in outputs(shown).inner_text()
-        assert _state(shown) == "TornDown"
+        _view(cells(page).nth(2)).locator("#result").filter(has_text="(Lima)").wait_for()
+        page.wait_for_function(
+            "(cell) => cell.querySelector('svg.mcpnb-app-diagram g.state.current')"
+            "?.dataset.state === 'Interactive'", arg=cells(page).nth(2).element_handle(),
+            polling=POLL_MS)
+        page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets[2]
+                             .model.outputs.clear()""")
+        said = ""
+        deadline = page.evaluate("Date.now()") + WAIT_MS
+        while "TornDown" not in said and page.evaluate("Date.now()") < deadline:
+            said = _kernel(page, "print(shown.lifecycle.state, '|', "
+                                 "shown.lifecycle.history[-1].cause)")
+            page.wait_for_timeout(POLL_MS)
+    assert said.strip() == "TornDown | the output was cleared or the cell re-run", said

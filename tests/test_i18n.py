@@ -122,7 +122,9 @@ def test_a_zh_run_steps_an_app_and_its_explorer_tab_in_chinese(zh) -> None:
     assert [folded.get_title(0), folded.get_title(1)] == ["工具结果", "App 生命周期"]
     assert f"MCP App 生命周期，当前状态 {view.lifecycle.state.value}" in view.diagram.value
     assert "虚线：被拒绝，或未经 ui/resource-teardown 就被移除" in view.diagram.value
-    assert repr(zh("app --next")).startswith("App 步骤 input：未发送：")  # not initialized yet
+    # Not initialized yet: held for the page to post when the View says initialized.
+    assert repr(zh("app --next")).startswith("App 步骤 input：暂存，直到 View 说 "
+                                              "ui/notifications/initialized")
     with pytest.raises(McpCellError, match="echo 不是 App 工具：它的 _meta 没有指明 ui:// 资源"):
         zh("app echo text=hi")
     explorer = zh("explore")

@@ -21,6 +21,9 @@ class Exchange:
     #: When the host's page saw or posted it, by the page's clock (seconds since the
     #: epoch); None when the kernel handles it as it happens.
     at: float | None = None
+    #: Not sent yet: handed to the host's page, which posts it once the View may be told
+    #: (:mod:`mcp_nb.apps.handoff`); its delivery is recorded as another exchange.
+    held: bool = False
 
 
 # -- actions -------------------------------------------------------------------------------

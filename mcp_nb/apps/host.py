@@ -13,8 +13,9 @@ The rules, with the specification's requirement levels (2026-01-26):
 
 * the host MUST NOT send the View any request or notification before it receives
   ``ui/notifications/initialized`` (tool input, result, cancellation and host-context
-  changes are held until then); responses are neither, so the View's own requests are
-  answered before it, ``ui/initialize`` first;
+  changes are held until then; a step asked for before then is held, and in a notebook
+  the host's page posts it: :mod:`.handoff`); responses are neither, so the View's own
+  requests are answered before it, ``ui/initialize`` first;
 * ``ui/notifications/tool-input``: MUST be sent with the complete arguments after the
   View's initialize completes, at most once, and before ``tool-result``;
 * ``ui/notifications/tool-result``: MUST be sent when the tool completes;
@@ -52,6 +53,7 @@ from .actions import notification_message as _notification
 from .actions import result_message as _result
 from .csp import SandboxPolicy
 from .download import DownloadFile
+from .handoff import PageHandoff
 from .lifecycle import AppEvent, AppLifecycle, AppState
 from .meta import PROTOCOL_VERSION, UiResource, app_callable
 from .page import PageBootstrap
@@ -112,7 +114,11 @@ class HostContext:
 
 
 
-class AppHost(ViewRequests, PageBootstrap):
+#: States in which a step is held for ``initialized`` rather than refused.
+_HOLDABLE = (AppState.RESOURCE_READ, AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
+
+
+class AppHost(ViewRequests, PageBootstrap, PageHandoff):
     """One rendered App: its lifecycle, what is held for it, what it asked for.
 
     ``tool`` is the tool whose call renders the App (a dict as ``tools/list`` gave
@@ -220,27 +226,41 @@ class AppHost(ViewRequests, PageBootstrap):
         return self._deliver() if self.deliver and not self.page_delivers else []
 
     def send_tool_input(self) -> list[Action]:
-        """Step mode: send ``ui/notifications/tool-input`` now."""
-        self._require_addressable("tool-input")
+        """Step mode: send ``ui/notifications/tool-input`` now, or, before the View said
+        ``initialized``, hold it for then (:meth:`~mcp_nb.apps.handoff.PageHandoff.hold`)."""
         if self.arguments is None:
             raise ValueError(_("the tool's arguments are not known yet"))
-        self.lifecycle.fire(AppEvent.TOOL_INPUT)
-        return [self._send(_notification("ui/notifications/tool-input",
-                                         {"arguments": self.arguments}))]
+        if "input" in self.released:
+            raise ValueError(_("tool-input was already handed to the host's page: it is sent "
+                               "at most once"))
+        if self.state in _HOLDABLE:
+            return self.hold("input")
+        self._require_addressable("tool-input")
+        return self._post_step("input")
 
     def send_tool_result(self) -> list[Action]:
-        """Step mode: send ``tool-result`` (or ``tool-cancelled``) now."""
-        self._require_addressable("tool-result")
+        """Step mode: send ``tool-result`` (or ``tool-cancelled``) now, or hold it behind
+        the input when that is held."""
+        if self.cancelled is None and self.result is None:
+            raise ValueError(_("the tool call has not completed yet"))
+        if "input" in self.held and "outcome" not in self.released:
+            return self.hold("outcome")
         if self.state is not AppState.INPUT_SENT:
             raise ValueError(_("cannot send tool-result while the App is {state}: tool-input "
                                "is required before it, and it is sent once").format(
                 state=self.state))
+        return self._post_step("outcome")
+
+    def _post_step(self, step: str) -> list[Action]:
+        """Send the input, or the call's outcome, now (the View is initialized)."""
+        if step == "input":
+            self.lifecycle.fire(AppEvent.TOOL_INPUT)
+            return [self._send(_notification("ui/notifications/tool-input",
+                                             {"arguments": self.arguments}))]
         if self.cancelled is not None:
             self.lifecycle.fire(AppEvent.TOOL_CANCELLED, self.cancelled)
             return [self._send(_notification("ui/notifications/tool-cancelled",
                                              {"reason": self.cancelled}))]
-        if self.result is None:
-            raise ValueError(_("the tool call has not completed yet"))
         self.lifecycle.fire(AppEvent.TOOL_RESULT)
         return [self._send(_notification("ui/notifications/tool-result", self.result))]
 
@@ -304,9 +324,10 @@ class AppHost(ViewRequests, PageBootstrap):
 
     # -- internals ------------------------------------------------------------------------
 
-    def _log(self, direction: Direction, message: Any, note: str = "") -> None:
+    def _log(self, direction: Direction, message: Any, note: str = "",
+             held: bool = False) -> None:
         if self.exchanges:
-            self.exchanges.notify(Exchange(direction, message, note, self._page_time))
+            self.exchanges.notify(Exchange(direction, message, note, self._page_time, held))
 
     def _send(self, message: dict[str, Any], note: str = "") -> ToFrame:
         posted = self._answered_by_page(message, note)
@@ -331,11 +352,8 @@ class AppHost(ViewRequests, PageBootstrap):
 
     def _require_addressable(self, what: str) -> None:
         if not self.lifecycle.addressable:
-            raise ValueError(_("cannot send {what} while the App is {state}: until the View "
-                               "says ui/notifications/initialized, the host MUST NOT send it "
-                               "any request or notification (it only answers the View's own "
-                               "requests, ui/initialize first)"
-                               ).format(what=what, state=self.state))
+            raise ValueError(_("cannot send {what} while the App is {state}: the View is "
+                               "being torn down or gone").format(what=what, state=self.state))
 
     def _deliver(self) -> list[Action]:
         """Send whatever is due and allowed: input first (at most once), then the outcome."""
@@ -343,10 +361,10 @@ class AppHost(ViewRequests, PageBootstrap):
             return []
         actions: list[Action] = []
         if self.state is AppState.INITIALIZED and self.arguments is not None:
-            actions += self.send_tool_input()
+            actions += self._post_step("input")
         if self.state is AppState.INPUT_SENT and (self.result is not None
                                                   or self.cancelled is not None):
-            actions += self.send_tool_result()
+            actions += self._post_step("outcome")
         return actions
 
     def _response(self, message: Mapping[str, Any]) -> list[Action]:
@@ -382,7 +400,7 @@ class AppHost(ViewRequests, PageBootstrap):
                 return []
             self._log("app→host", message)
             self.lifecycle.fire(AppEvent.INITIALIZED)
-            return self._deliver() if self.deliver else []
+            return self.release_held() + (self._deliver() if self.deliver else [])
         if method == "ui/notifications/size-changed":
             self._log("app→host", message)
             width, height = params.get("width"), params.get("height")

@@ -10,13 +10,16 @@ them, one per thing a learner can watch happen::
     Initialized --tool-input--> InputSent --tool-result--> Interactive
     InputSent --tool-cancelled--> Cancelled
     Initialized … Cancelled --ui/resource-teardown sent--> TearingDown --answered--> TornDown
+    Loading … TearingDown --output cleared--> TornDown
 
 Two rules of the spec shape the table: the host MUST NOT send the View any request or
 notification before ``ui/notifications/initialized`` (it answers the View's
 ``ui/initialize`` request before then: an answer is a response, neither of the two; and a
 View that never says ``initialized`` is removed without ``ui/resource-teardown``, a
 request: the ``REMOVE`` edges), and
-``tool-input`` is sent at most once and is required before ``tool-result``.
+``tool-input`` is sent at most once and is required before ``tool-result``.  One edge is
+the person's, not the host's: clearing the output (or re-running the cell) removes the frame
+in the browser before the host can say anything (``CLEARED``, from any state with a frame).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class AppEvent(enum.Enum):
     TEARDOWN = "ui/resource-teardown sent"
     TEARDOWN_ANSWERED = "ui/resource-teardown answered"
     REMOVE = "frame removed"
+    CLEARED = "output cleared"
 
     def __str__(self) -> str:
         return self.value
@@ -86,6 +90,10 @@ APP_TRANSITIONS: tuple[AppTransition, ...] = (
                   "the host MUST use resources/read; mimeType and content checked"),
     AppTransition(AppState.REQUESTED, AppEvent.RESOURCE_REFUSED, AppState.REFUSED,
                   "missing resource, wrong mimeType or no content: the App is not rendered"),
+    *(AppTransition(state, AppEvent.RESOURCE_REFUSED, AppState.REFUSED,
+                    "the host's page found its own origin among those the CSP lets the App "
+                    "reach: it never loads the View")
+      for state in (AppState.RESOURCE_READ, AppState.LOADING)),
     AppTransition(AppState.RESOURCE_READ, AppEvent.FRAME_CREATED, AppState.LOADING,
                   "the sandbox proxy iframe (opaque origin, CSP in place) is created"),
     AppTransition(AppState.LOADING, AppEvent.RESOURCE_SENT, AppState.LOADED,
@@ -111,6 +119,10 @@ APP_TRANSITIONS: tuple[AppTransition, ...] = (
                     "removed before initialized: no ui/resource-teardown, a request "
                     "the host MUST NOT send the View yet")
       for state in _BEFORE_INITIALIZED),
+    *(AppTransition(state, AppEvent.CLEARED, AppState.TORN_DOWN,
+                    "the person cleared the output or re-ran the cell: the browser removed the "
+                    "frame before the host could send anything")
+      for state in (*_BEFORE_INITIALIZED, *_AFTER_INITIALIZED, AppState.TEARING_DOWN)),
 )
 
 _TABLE: dict[tuple[AppState, AppEvent], AppTransition] = {

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .actions import Action, Show, ToFrame
+from .handoff import DELIVERED
 from .lifecycle import AppEvent
 
 if TYPE_CHECKING:
@@ -52,6 +53,12 @@ class PageBootstrap:
     _page_posts: list[dict[str, Any]] | None = None
     _page_time: float | None = None
 
+    @property
+    def page_time(self) -> float | None:
+        """While a message of the page's is handled: when the page saw or posted it (its
+        clock, seconds since the epoch); else None."""
+        return self._page_time
+
     def disconnect(self: AppHost, reason: str) -> list[Action]:
         """The MCP session closed (``reason`` says which, e.g. "the MCP session 'apps'
         ended"): the View stays as it is, and what it asks of the server from now on is
@@ -67,7 +74,8 @@ class PageBootstrap:
         ``created`` tells the kernel's :class:`~mcp_nb.apps.host.HostContext`: theme,
         container width, locale, time zone), whether the host delivers on its own
         (``deliver``; not in ``--step`` mode), the tool's arguments and, once known, its
-        result or cancellation.
+        result or cancellation; in ``--step`` mode, the steps handed to the page
+        (``release``: "input", "outcome"; :mod:`.handoff`).
         """
         boot: dict[str, Any] = {"initialize": self.initialize_result(None),
                                 "deliver": self.deliver}
@@ -77,6 +85,8 @@ class PageBootstrap:
             boot["result"] = self.result
         if self.cancelled is not None:
             boot["cancelled"] = self.cancelled
+        if self.released:  # --step: what the page posts once the View says initialized
+            boot["release"] = list(self.released)
         return boot
 
     def receive_from_page(self: AppHost, message: Any, posted: list[Any] | tuple[Any, ...] = (),
@@ -117,7 +127,7 @@ class PageBootstrap:
         try:
             if event is not None and self.lifecycle.addressable \
                     and self.lifecycle.can_fire(event):
-                self._log("host→app", message, BY_PAGE)
+                self._log("host→app", message, DELIVERED if self.delivered(method) else BY_PAGE)
                 self.lifecycle.fire(event, f"{event} (by the host's page)")
                 return []
             self._log("host→app", message, f"{BY_PAGE} while the App is {self.state}: "

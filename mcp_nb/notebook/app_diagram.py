@@ -32,7 +32,7 @@ APP_POSITIONS: dict[AppState, tuple[int, int]] = {
     AppState.TORN_DOWN: (10, 200),
 }
 
-_DASHED = {AppEvent.REMOVE, AppEvent.RESOURCE_REFUSED}
+_DASHED = {AppEvent.REMOVE, AppEvent.RESOURCE_REFUSED, AppEvent.CLEARED}
 
 
 def app_diagram_svg(current: AppState, path: Sequence[AppState] = ()) -> str:

@@ -49,6 +49,7 @@ from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
 from .app_consent import AppConsent
 from .app_download import DownloadPrompt
+from .app_handoff import TEARDOWN_WAIT, AppHandoffs
 from .app_origins import notebook_origins, remember_page_origin
 from .app_verdict import AppVerdict
 
@@ -58,8 +59,6 @@ if TYPE_CHECKING:
 #: The sandbox proxy's script, inlined into the proxy document the host builds.
 PROXY_SCRIPT = (Path(__file__).parent / "static" / "sandbox_proxy.js").read_text(
     encoding="utf-8")
-#: Seconds the host waits for the View's answer to ui/resource-teardown (it SHOULD wait).
-TEARDOWN_WAIT = 2.0
 #: Seconds after the frame appears before the cell says the View has not initialized.
 INITIALIZED_WAIT = 5.0
 #: The most the frame may grow to when the View reports its size (pixels).
@@ -84,7 +83,7 @@ def _tool_dict(tool: Any) -> dict[str, Any]:
     return tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
 
 
-class AppHosting(AppConsent, AppVerdict):
+class AppHosting(AppConsent, AppVerdict, AppHandoffs):
     """Mixin: the kernel hosting one App for the session it came from (no drawing here).
 
     The class that mixes it in draws: it provides :meth:`_show`, :meth:`_draw_header`,
@@ -129,6 +128,8 @@ class AppHosting(AppConsent, AppVerdict):
         #: time the page gives is kept between them and now (the lane stays in order).
         self._shown_at = 0.0
         self._lane_time = 0.0
+        #: Told of each App transition (the stepper's live outcomes; AppHandoffs).
+        self._step_watchers: list[Any] = []
 
     # -- steps (each one cell in --step mode; all at once from %mcp call) ------------------
 
@@ -189,15 +190,10 @@ class AppHosting(AppConsent, AppVerdict):
     def _relay(self, frame: AppFrame) -> None:
         """From now on the page posts the resource, and what the frame says comes here."""
         self.frame = frame
+        frame.on_close = lambda: self._frame_gone("the App's widget was closed")
         self._host().page_posts_resource = True
         self._shown_at = self._lane_time = self.hosted.session.lifecycle.elapsed()
         frame.on_msg(self._on_frame_message)
-
-    def send_tool_input(self) -> None:
-        self._apply(self._host().send_tool_input())
-
-    def send_tool_result(self) -> None:
-        self._apply(self._host().send_tool_result())
 
     def set_result(self, result: CallToolResult) -> None:
         """The call that renders the App completed (step mode, or a background call)."""
@@ -213,13 +209,6 @@ class AppHosting(AppConsent, AppVerdict):
             with self._lock:
                 self._apply(self.host.set_cancelled(reason))
                 self._update_bootstrap()
-
-    def teardown(self, reason: str = "torn down from the notebook") -> None:
-        """``ui/resource-teardown``, then the frame goes (after the answer, or a wait)."""
-        if self.host is None:
-            return
-        with self._lock:
-            self._apply(self.host.teardown(reason))
 
     # -- what the App and the browser say ---------------------------------------------------
 
@@ -269,9 +258,11 @@ class AppHosting(AppConsent, AppVerdict):
                 self._refuse(_("the App's CSP lets it reach this notebook's own origin {origin}"
                                " (its REST API and kernels): not loaded").format(
                     origin=content.get("origin")))
+            elif kind == "teardown":
+                self._page_tore_down(content.get("outcome"), _page_time(content.get("at")))
             elif kind == "view-removed":
                 # The output was cleared or the cell re-run: the frame is already gone.
-                self._apply(self.host.give_up_teardown("the output was cleared"))
+                self._frame_gone("the output was cleared or the cell re-run")
 
     def _apply(self, actions: list[Action]) -> None:
         for action in actions:
@@ -382,6 +373,8 @@ class AppHosting(AppConsent, AppVerdict):
             kind = "invalid"
         if exchange.note.startswith("malformed"):
             kind = "invalid"
+        elif exchange.held:
+            kind = "held"  # not sent yet: the page posts it (its delivery is another entry)
         size = len(json.dumps(message, default=repr).encode())
         note = f"App {self.tool_name}" + (f": {exchange.note}" if exchange.note else "")
         entry = {"size": size, "method": method, "id": request_id, "note": note,
@@ -411,6 +404,7 @@ class AppHosting(AppConsent, AppVerdict):
 
     def _on_transition(self, record: AppTransitionRecord) -> None:
         self._draw_diagram()
+        self._tell_watchers(record)
         if record.target is AppState.TORN_DOWN:
             for prompt in self.download_prompts:
                 prompt.withdraw()
@@ -445,6 +439,8 @@ class AppHosting(AppConsent, AppVerdict):
         assert self.host is not None
         boot = self.frame.bootstrap if self.frame is not None else {}
         self.host.page_delivers = bool(content.get("bootstrap")) and bool(boot.get("deliver"))
+        # A page that makes the opening moves also posts the steps the kernel held for it.
+        self.host.page_releases = bool(content.get("bootstrap"))
         return True
 
     def _update_bootstrap(self) -> None:

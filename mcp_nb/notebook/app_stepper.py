@@ -10,14 +10,18 @@ host's steps (the call, ``resources/read``, the sandbox policy, the frame,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
+
+import ipywidgets as w
 
 from ..apps.csp import describe_policy
-from ..i18n import _
+from ..apps.lifecycle import AppEvent, AppState, AppTransitionRecord
+from ..i18n import N_, _
 from ..protocol.errors import McpError
 from . import render
-from .app_host import TEARDOWN_WAIT
+from .app_handoff import TEARDOWN_WAIT
 from .apps import AppView
+from .described import _Described
 
 
 class StepOutcome:
@@ -42,9 +46,13 @@ class AppStepper:
     The steps are the host's: the call, ``resources/read``, the sandbox policy, the frame,
     ``tool-input``, ``tool-result``, ``ui/resource-teardown``.  Between *load* and *input*
     the View speaks (``ui/initialize``, ``ui/notifications/initialized``): in a browser it
-    does so as soon as the cell that showed the frame has finished, so *input* is refused
-    until it has: before ``initialized`` the host MUST NOT send the View any request or
-    notification (``tool-input`` is one); its answer to ``ui/initialize`` is a response.
+    does so as soon as the frame loads, but the kernel hears of it only once no cell holds
+    it (Run All).  Before ``initialized`` the host MUST NOT send the View any request or
+    notification (``tool-input`` is one; its answer to ``ui/initialize`` is a response), so
+    an *input* (or *result*) the kernel cannot send yet is held and handed to the host's
+    page, which posts it the moment the View says initialized; a *teardown* before the
+    kernel heard ``initialized`` is the page's to decide.  Such a step answers with a
+    :class:`LaterStep`, which says what happened once the kernel hears of it.
     """
 
     STEPS = ("call", "read", "csp", "load", "input", "result", "teardown")
@@ -105,25 +113,99 @@ class AppStepper:
         self.view.load()
         return self.view
 
-    def _input(self) -> StepOutcome:
+    def _input(self) -> Any:
         view = self.view
         try:
             view.send_tool_input()
-        except ValueError as exc:
-            self.done -= 1  # not done: run it again once the View is initialized
+        except ValueError as exc:  # the View is gone (or the input was handed over already)
+            self.done -= 1
             return StepOutcome("input", _("not sent: {reason}").format(reason=exc))
+        if view.host is not None and "input" in view.host.held:
+            return LaterStep(view, "input", _(
+                "held until the View says ui/notifications/initialized (the host MUST NOT "
+                "send it before); the host's page posts it then"))
         return StepOutcome("input", _("{method} sent").format(
             method="ui/notifications/tool-input"), {
             "arguments": view.arguments})
 
-    def _result(self) -> StepOutcome:
-        self.view.send_tool_result()
+    def _result(self) -> Any:
+        view = self.view
+        view.send_tool_result()
+        if view.host is not None and "outcome" in view.host.held:
+            return LaterStep(view, "result", _(
+                "held behind tool-input until the View says ui/notifications/initialized; "
+                "the host's page posts it then"))
         return StepOutcome("result", _("{method} sent").format(
             method="ui/notifications/tool-result"))
 
-    def _teardown(self) -> StepOutcome:
-        self.view.teardown("stepped to the end")
+    def _teardown(self) -> Any:
+        view = self.view
+        view.teardown("stepped to the end")
+        if view.host is not None and view.host.teardown_handed is not None \
+                and view.lifecycle.state not in (AppState.TEARING_DOWN, AppState.TORN_DOWN):
+            return LaterStep(view, "teardown", _(
+                "handed to the host's page, which knows whether the View said initialized: "
+                "it sends ui/resource-teardown if so (and waits up to {seconds} s for the "
+                "answer), else removes the frame (nothing may be sent before)").format(
+                seconds=f"{TEARDOWN_WAIT:g}"))
         return StepOutcome("teardown", _(
             "ui/resource-teardown sent; the App is {state} (the frame goes on the View's "
-            "answer, or after {seconds} s)").format(state=self.view.lifecycle.state,
+            "answer, or after {seconds} s)").format(state=view.lifecycle.state,
                                                    seconds=f"{TEARDOWN_WAIT:g}"))
+
+
+class LaterStep(_Described, w.HTML):
+    """A step the host's page carries out later (:mod:`mcp_nb.notebook.app_handoff`): the
+    cell says at once what is known (held, handed to the page), then what happened and
+    when, as the kernel hears of it.  Its ``text/plain`` is what was known when the cell
+    ran (nbval compares that)."""
+
+    #: Which App transitions end each kind of step, and what is said of each.
+    _ENDS: ClassVar[dict[str, dict[AppEvent, str]]] = {
+        "input": {AppEvent.TOOL_INPUT: N_("delivered at {time} s, once the View had said "
+                                          "initialized")},
+        "result": {AppEvent.TOOL_RESULT: N_("delivered at {time} s, right after tool-input"),
+                   AppEvent.TOOL_CANCELLED: N_("tool-cancelled delivered at {time} s, right "
+                                               "after tool-input")},
+        "teardown": {AppEvent.TEARDOWN: N_("the page sent ui/resource-teardown at {time} s "
+                                           "(the View had said initialized)"),
+                     AppEvent.TEARDOWN_ANSWERED: N_("the View answered at {time} s: the frame "
+                                                    "is gone"),
+                     AppEvent.REMOVE: N_("the frame was removed at {time} s: {cause}")},
+    }
+
+    def __init__(self, view: AppView, step: str, text: str) -> None:
+        super().__init__()
+        self.step = step
+        self.lines = [text]
+        #: The App event that told the step's fate (its name, e.g. TOOL_INPUT), once known.
+        self.event: str | None = None
+        self.value = self._html()
+        view.watch_steps(self._transition)
+
+    def _transition(self, record: AppTransitionRecord, at: float) -> None:
+        said = self._ENDS[self.step].get(record.event)
+        if said is not None:
+            self.lines.append(_(said).format(time=f"{at:.3f}", cause=record.cause))
+        elif record.target is AppState.TORN_DOWN and self.step != "teardown":
+            self.lines.append(_("never delivered: the App went at {time} s ({cause})").format(
+                time=f"{at:.3f}", cause=record.cause))
+        elif record.event is AppEvent.CLEARED and self.step == "teardown":
+            self.lines.append(_("the frame was removed at {time} s: {cause}").format(
+                time=f"{at:.3f}", cause=record.cause))
+        else:
+            return
+        self.event = record.event.name
+        self.value = self._html()
+
+    def describe(self) -> str:
+        return _("App step {step}: {text}").format(step=self.step, text="; ".join(self.lines))
+
+    def _html(self) -> str:
+        head = render.esc(_("App step {step}").format(step=self.step))
+        said = "; ".join(render.esc(line) for line in self.lines)
+        return (render.STYLE + f'<div class="mcpnb mcpnb-app-step" data-step="{self.step}" '
+                f'data-event="{self.event or ""}"><b>{head}</b>: {said}</div>')
+
+    def static_html(self) -> str:
+        return self._html()

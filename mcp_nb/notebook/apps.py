@@ -65,10 +65,22 @@ class AppFrame(anywidget.AnyWidget):
     #: What the page needs to make the host's opening moves itself (AppHost.bootstrap): the
     #: ui/initialize answer, the tool's input and, once known, its result.
     bootstrap = traitlets.Dict().tag(sync=True)
+    #: A teardown the kernel hands to the page ({"message": the ui/resource-teardown request,
+    #: "wait": seconds}): the page sends it if the View said initialized, else removes the
+    #: frame, and reports which (mcp_nb.apps.handoff).
+    teardown = traitlets.Dict().tag(sync=True)
     #: The frame's own words (a note, a button), in the kit's language when it was made.
     labels = traitlets.Dict().tag(sync=True)
     #: hostContext.styles: spec variable → the page's theme variable it is read from.
     style_sources = traitlets.Dict(JUPYTERLAB_SOURCES).tag(sync=True)
+    #: Called once when the widget is closed (its views go from every page with it).
+    on_close: Any = None
+
+    def close(self) -> None:
+        closing = self.comm is not None
+        super().close()
+        if closing and self.on_close is not None:
+            self.on_close()
 
 
 def frame_labels() -> dict[str, str]:

@@ -11,7 +11,10 @@ Each tool renders an App that attacks the host the way issue 33 found it could b
 * ``violations``: a fetch and an image the CSP blocks;
 * ``wildcards``: declares origins a host must question (``--notebook-origin``, a port
   wildcard, a TLD-wide wildcard) beside one it may keep;
-* ``consent``: declares camera and microphone and asks for fullscreen.
+* ``consent``: declares camera and microphone and asks for fullscreen;
+* ``own_origin``: declares only the notebook's own origin (``--notebook-origin``) and, once
+  loaded, fetches the Jupyter server's kernel API from it (``no-cors``: the request leaves
+  even though its answer is opaque).
 
 ``python hostile_apps.py --udp-port N --notebook-origin URL`` serves stdio.
 """
@@ -198,6 +201,7 @@ app_tool("flood", "An App that floods the host and sends a 10 MB message.")
 app_tool("violations", "An App that breaks its CSP twice.")
 app_tool("wildcards", "An App whose CSP declares origins a host must question.")
 app_tool("consent", "An App that declares camera and microphone and asks for fullscreen.")
+app_tool("own_origin", "An App whose CSP declares the notebook's own origin, which it fetches.")
 
 
 @server.resource("ui://hostile/webrtc.html", mime_type=MIME)
@@ -225,6 +229,20 @@ def wildcards_resource() -> str:
     return page('<p id="done">rendered</p>', "start();")
 
 
+def own_origin_meta() -> dict[str, object]:
+    return {"ui": {"csp": {"connectDomains": [options.notebook_origin]}}}
+
+
+def own_origin_resource() -> str:
+    origin = json.dumps(options.notebook_origin)
+    return page('<p id="done">loaded</p><p id="fetched"></p>', f"""
+start();
+fetch({origin} + "/api/kernels?from=own-origin-app", {{ mode: "no-cors" }})
+  .then(() => show("fetched", "LEAK: the request reached the notebook's server"))
+  .catch((error) => show("fetched", "blocked: " + error));
+""")
+
+
 @server.resource("ui://hostile/consent.html", mime_type=MIME,
                  meta={"ui": {"permissions": {"camera": {}, "microphone": {}}}})
 def consent_resource() -> str:
@@ -240,4 +258,6 @@ if __name__ == "__main__":
     # Its _meta names the notebook's origin, known only now.
     server.resource("ui://hostile/wildcards.html", mime_type=MIME,
                     meta=wildcards_meta())(wildcards_resource)
+    server.resource("ui://hostile/own_origin.html", mime_type=MIME,
+                    meta=own_origin_meta())(own_origin_resource)
     server.run("stdio")

@@ -14,8 +14,10 @@
 //     at: when, by the page's clock in ms; page: this page's token); what the page posts
 //     on its own later is {kind: "posted", message, at, page}; the kernel's
 //     {kind: "frame", message} are posted to the frame;
-//   - the kernel sets "height" (size-changed), "display_mode", "removed" and
-//     "bootstrap" (a call's outcome arriving later) as traits.
+//   - the kernel sets "height" (size-changed), "display_mode", "removed",
+//     "bootstrap" (a call's outcome arriving later, a step held for initialized) and
+//     "teardown" (one decided before the kernel heard initialized) as traits; the page
+//     reports what it did with a teardown as {kind: "teardown", outcome, at, page}.
 
 function theme() {
   const light = document.body && document.body.dataset
@@ -86,15 +88,16 @@ function hostOpening(model, post, context) {
   const deliver = () => {
     const posted = [];
     const b = boot();
-    if (!b.deliver) return posted;  // --step: the kernel sends them, one cell each
-    if (stage === "initialized" && isObject(b.arguments)) {
+    // --step: the kernel sends each in a cell of its own, or hands it to this page (held).
+    const may = (step) => b.deliver || released(b, step);
+    if (stage === "initialized" && isObject(b.arguments) && may("input")) {
       posted.push(notify("ui/notifications/tool-input", { arguments: b.arguments }));
       stage = "input";
     }
-    if (stage === "input" && isObject(b.result)) {
+    if (stage === "input" && isObject(b.result) && may("outcome")) {
       posted.push(notify("ui/notifications/tool-result", b.result));
       stage = "done";
-    } else if (stage === "input" && typeof b.cancelled === "string") {
+    } else if (stage === "input" && typeof b.cancelled === "string" && may("outcome")) {
       posted.push(notify("ui/notifications/tool-cancelled", { reason: b.cancelled }));
       stage = "done";
     }
@@ -118,6 +121,15 @@ function hostOpening(model, post, context) {
     post(reply);
     stage = "initializing";
     return [reply];
+  };
+  const kernelStep = (message) => {
+    // The kernel sent a step itself (it had heard initialized): never post it a second time.
+    if (message.method === "ui/notifications/tool-input" && stage === "initialized") {
+      stage = "input";
+    } else if (stage === "input" && (message.method === "ui/notifications/tool-result"
+               || message.method === "ui/notifications/tool-cancelled")) {
+      stage = "done";
+    }
   };
   return {
     // The View's message `data`: what the page posted in answer (often nothing).
@@ -149,12 +161,65 @@ function hostOpening(model, post, context) {
       } else if (!("method" in message) && message.id === initializeId
                  && "result" in message && stage === "loaded") {
         stage = "initializing";
+      } else {
+        kernelStep(message);
       }
     },
     resourcePosted() { if (stage === "loading") stage = "loaded"; },
-    // The call's outcome reached the widget later (a background call): post it if due.
-    changed() { return stage === "input" ? deliver() : []; },
+    // The call's outcome reached the widget later (a background call), or the kernel handed
+    // this page a held step: post it if due.
+    changed() { return stage === "initialized" || stage === "input" ? deliver() : []; },
+    // Whether the View said ui/notifications/initialized (and nothing ended it since).
+    initialized() { return ["initialized", "input", "done"].includes(stage); },
     stop() { stage = "gone"; },
+  };
+}
+
+function released(boot, step) {
+  // The steps the kernel held for the View's initialized and handed to this page ("input",
+  // "outcome"; mcp_nb.apps.handoff): in --step mode, a step the kernel was asked for before
+  // it had read this page's messages.
+  return Array.isArray(boot.release) && boot.release.includes(step);
+}
+
+// A teardown the kernel decided before it heard the View say initialized (model "teardown":
+// {message: the host's ui/resource-teardown request, wait: seconds}). This page knows: if
+// the View is initialized it sends the request and waits, within the bound, for the answer
+// (which it relays like any other message); if not, nothing may be sent, so it removes the
+// frame. It tells the kernel which ({kind: "teardown", outcome: "sent" | "removed" |
+// "no-answer"}); the frame goes on the answer, or when the wait runs out.
+function pageTeardown(model, opening, toView, dropFrame, report) {
+  let asked = null;
+  let timer = null;
+  return {
+    check() {
+      const handed = model.get("teardown") || {};
+      if (asked !== null || !isObject(handed.message) || model.get("removed")) return;
+      asked = handed.message;
+      const initialized = opening.initialized();
+      opening.stop();  // nothing more of the opening moves after a teardown
+      if (!initialized) {
+        dropFrame();
+        report("removed");
+        return;
+      }
+      toView(asked);
+      report("sent");
+      const wait = typeof handed.wait === "number" ? handed.wait : 2;
+      timer = setTimeout(() => {
+        timer = null;
+        dropFrame();
+        report("no-answer");
+      }, wait * 1000);
+    },
+    // Every message the View posts comes here too, after it went to the kernel.
+    fromView(data) {
+      if (timer === null || !isObject(data) || "method" in data || data.id !== asked.id) return;
+      clearTimeout(timer);
+      timer = null;
+      dropFrame();
+    },
+    stop() { if (timer !== null) clearTimeout(timer); timer = null; },
   };
 }
 
@@ -265,6 +330,14 @@ function render({ model, el }) {
     if (frame.contentWindow) frame.contentWindow.postMessage(message, "*");
   };
   const opening = hostOpening(model, toView, context);
+  const dropFrame = () => {
+    opening.stop();
+    frame.remove();
+    box.textContent = label("torn_down", "(App torn down)");
+  };
+  const teardown = pageTeardown(model, opening, toView, dropFrame, (outcome) => {
+    model.send({ kind: "teardown", outcome, at: Date.now(), page });
+  });
   let resourcePosted = false;
   const onMessage = (event) => {
     if (event.source !== frame.contentWindow) return;
@@ -281,6 +354,7 @@ function render({ model, el }) {
     const message = asJson(data);
     const posted = opening.fromView(message);
     model.send({ kind: "frame", message, posted, at, page });
+    teardown.fromView(message);
   };
   const onCustom = (content) => {
     if (content && content.kind === "frame" && frame.contentWindow) {
@@ -316,6 +390,7 @@ function render({ model, el }) {
   model.on("change:display_mode", place);
   model.on("change:removed", removed);
   model.on("change:bootstrap", onBootstrap);
+  model.on("change:teardown", teardown.check);
 
   // What only the browser knows, before the frame exists (so it precedes the proxy); "page"
   // tells this page from a later one (a reload), "frame" whether it builds the frame, and
@@ -333,6 +408,7 @@ function render({ model, el }) {
     frame.srcdoc = model.get("proxy_doc");
   }
   removed();
+  teardown.check();  // handed before this page showed the App: nothing was shown to tear down
 
   return () => {
     window.removeEventListener("message", onMessage);
@@ -343,6 +419,8 @@ function render({ model, el }) {
     model.off("change:display_mode", place);
     model.off("change:removed", removed);
     model.off("change:bootstrap", onBootstrap);
+    model.off("change:teardown", teardown.check);
+    teardown.stop();
     opening.stop();
     unfollowConsent();
     hosted.delete(model);
