@@ -48,6 +48,10 @@ from hub_support import SPAWN_TIMEOUT, Hub, running_hub
 if TYPE_CHECKING:
     from playwright.sync_api import FrameLocator, Page, Route
 
+#: The hub's start and stop (servers get 20 s to end their kernels) count in the first and last
+#: test's time, on top of a notebook run in Chromium.
+pytestmark = pytest.mark.timeout(600)
+
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT / "tests" / "peers" / "hostile_apps.py"
 LEARNER = "ada"
