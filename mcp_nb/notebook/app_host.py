@@ -263,24 +263,16 @@ class AppHosting(AppConsent, AppVerdict):
                 self.frame.display_mode = "inline"
                 self._apply(self.host.context_changed())
             elif kind == "page-origin-refused":
-                self._refused_by_page(content.get("origin"))
+                # Behind a proxy the kernel could not know of, the page found its own origin in
+                # the CSP and never loaded the App (said after "created": the empty frame goes).
+                remember_page_origin(origin := content.get("origin"))
+                self.problem = _("the App's CSP lets it reach this notebook's own origin {origin}"
+                                 " (its REST API and kernels): not loaded").format(origin=origin)
+                self._apply(self.host.give_up_teardown(self.problem))
+                self._draw_refused()
             elif kind == "view-removed":
                 # The output was cleared or the cell re-run: the frame is already gone.
                 self._apply(self.host.give_up_teardown("the output was cleared"))
-
-    def _refused_by_page(self, origin: object) -> None:
-        """The page found its own origin among those the CSP lets the App reach (a notebook
-        behind a proxy the kernel could not know of) and never loaded the App.
-
-        The page says so after ``created`` (it builds the frame, then checks), so the App is
-        past its resource by now: its empty frame goes (the View was never addressed) and
-        the cell says why, as for a resource refused before the frame.
-        """
-        remember_page_origin(origin)
-        self.problem = _("the App's CSP lets it reach this notebook's own origin {origin} (its "
-                         "REST API and kernels): not loaded").format(origin=origin)
-        self._apply(self._host().give_up_teardown(self.problem))
-        self._draw_refused()
 
     def _apply(self, actions: list[Action]) -> None:
         for action in actions:
