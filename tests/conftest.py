@@ -56,6 +56,7 @@ SLOW_MODULES = {
     "test_apps_hostile.py": "hostile MCP Apps in JupyterLab in Chromium",
     "test_apps_host_rows_browser.py": "MCP Apps' theme styles and downloads in Chromium",
     "test_apps_origin_browser.py": "an MCP App's opaque origin, from inside, in Chromium",
+    "test_hub_apps_browser.py": "a JupyterHub, and an MCP App in Chromium behind its proxy",
     "test_conformance_suite.py": "the official conformance suite (npm), every scenario",
     "test_auth_conformance.py": "the conformance suite's authorization scenarios",
     "test_conformance_kernel.py": "conformance scenarios typed as magics into a real kernel",

@@ -135,6 +135,24 @@ def test_the_pages_refusals_and_csp_violations_reach_the_cell_and_transcript(
     assert "never forwarded" in (refusal.note or "")
 
 
+def test_a_page_that_finds_its_own_origin_in_the_csp_removes_the_frame_and_says_why(
+        mcp: Any) -> None:
+    """Behind a proxy the kernel could not know of, the page refuses the App itself: it says
+    so after ``created`` (the frame exists, empty), so the App is past its resource."""
+    mcp("connect clock --lab=--apps")
+    view = mcp("call clock")
+    assert isinstance(view, AppView) and view.frame is not None
+    view.frame.send = lambda content, buffers=None: None  # no browser here
+    page = "https://proxied.school.example"
+    view._on_frame_message(view.frame, {"kind": "created", "origin": page}, [])
+    view._on_frame_message(view.frame, {"kind": "page-origin-refused", "origin": page}, [])
+    assert view.lifecycle.state.name == "REFUSED"
+    assert view.frame.removed and view.frame not in view.children
+    assert f"own origin {page} (its REST API and kernels): not loaded" in view.header.value
+    assert "not rendered, for the reason above" in view.verdict_line.value
+    assert f"{page}:443" in notebook_origins()  # the next App's policy withholds it
+
+
 def test_fullscreen_and_permissions_wait_for_the_person(app: AppView) -> None:
     host = app.host
     assert host is not None

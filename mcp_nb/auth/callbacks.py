@@ -32,7 +32,7 @@ from ..i18n import _
 from ..protocol.plaintext import plain_text
 from .discovery import origin
 from .errors import AuthorizationFailed, no_redirect_in_time, oauth_error_text
-from .jupyter import PUBLIC_URL_VARIABLE, JupyterServerCallback
+from .jupyter import JupyterServerCallback, public_url_from_environment
 
 #: Where paste-back and headless modes say the browser goes back to (nothing listens there:
 #: the user copies the address from the browser).
@@ -269,11 +269,12 @@ def choose_callback(mode: str | Callback | Callable[[str], str] = "auto", *,
     """The callback for ``mode``: ``"auto"``, ``"loopback"``, ``"paste"``, or your own.
 
     ``"auto"`` takes the Jupyter server's route when its public URL is known
-    (``MCP_NB_JUPYTER_URL``), the loopback listener when the browser can be on this
-    machine (a desktop session, not JupyterHub/Binder), and paste-back otherwise. A plain
-    callable becomes :class:`Headless`. ``link_shown_by_caller``: the caller shows the
-    authorization link where the person is (a notebook cell), so no callback prints it
-    and no desktop browser is opened.
+    (``MCP_NB_JUPYTER_URL``, or JupyterHub's ``JUPYTERHUB_PUBLIC_URL`` when it is a whole
+    URL: :func:`~mcp_nb.auth.jupyter.public_url_from_environment`), the loopback listener
+    when the browser can be on this machine (a desktop session, not JupyterHub/Binder), and
+    paste-back otherwise. A plain callable becomes :class:`Headless`.
+    ``link_shown_by_caller``: the caller shows the authorization link where the person is (a
+    notebook cell), so no callback prints it and no desktop browser is opened.
 
     >>> choose_callback(lambda url: url).name
     'headless'
@@ -285,7 +286,7 @@ def choose_callback(mode: str | Callback | Callable[[str], str] = "auto", *,
     if mode == "auto":
         desktop = bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
                        or os.name == "nt" or os.uname().sysname == "Darwin")
-        if os.environ.get(PUBLIC_URL_VARIABLE):
+        if public_url_from_environment():
             mode = "jupyter"
         else:
             mode = "loopback" if desktop and not running_behind_jupyter_proxy() else "paste"

@@ -17,7 +17,8 @@ and in the notebook::
 
     OAuth(callback=JupyterServerCallback("https://hub.example.org/user/ada/"))
 
-(``MCP_NB_JUPYTER_URL`` set to the server's public URL makes ``callback="auto"`` pick it.)
+(``MCP_NB_JUPYTER_URL`` set to the server's public URL makes ``callback="auto"`` pick it; so
+does ``JUPYTERHUB_PUBLIC_URL``, which JupyterHub gives each server, when it is a whole URL.)
 """
 
 from __future__ import annotations
@@ -36,7 +37,21 @@ from .errors import no_redirect_in_time
 CALLBACK_PATH = "mcp_nb/oauth/callback"
 #: The public URL of the Jupyter server (with its base URL), e.g. a JupyterHub user's.
 PUBLIC_URL_VARIABLE = "MCP_NB_JUPYTER_URL"
+#: What JupyterHub tells each user's server its public URL is: a whole URL
+#: (``https://hub.example.org/user/ada/``) when the hub is configured with its public URL
+#: (``JupyterHub.public_url``), otherwise only the path (``/user/ada/``), which is no help.
+HUB_PUBLIC_URL_VARIABLE = "JUPYTERHUB_PUBLIC_URL"
 DEFAULT_WAIT = 300.0
+
+
+def public_url_from_environment() -> str | None:
+    """The Jupyter server's public URL as this process's environment says it: the kit's own
+    ``MCP_NB_JUPYTER_URL``, else JupyterHub's ``JUPYTERHUB_PUBLIC_URL`` if it is a whole URL
+    (a bare path names no host the browser could come back to)."""
+    if own := os.environ.get(PUBLIC_URL_VARIABLE):
+        return own
+    hub = os.environ.get(HUB_PUBLIC_URL_VARIABLE, "")
+    return hub if hub.startswith(("http://", "https://")) else None
 
 
 def handoff_directory() -> Path:
@@ -61,10 +76,11 @@ class JupyterServerCallback:
 
     def __init__(self, public_url: str | None = None, *, wait: float = DEFAULT_WAIT,
                  show: Callable[[str], object] | None = print) -> None:
-        public_url = public_url or os.environ.get(PUBLIC_URL_VARIABLE)
+        public_url = public_url or public_url_from_environment()
         if not public_url:
             raise ValueError(f"the Jupyter server's public URL is needed (pass it, or set "
-                             f"{PUBLIC_URL_VARIABLE})")
+                             f"{PUBLIC_URL_VARIABLE}; on JupyterHub, configure the hub's "
+                             f"public_url, which sets {HUB_PUBLIC_URL_VARIABLE})")
         self.redirect_uri = public_url.rstrip("/") + "/" + CALLBACK_PATH
         self.wait, self.show = wait, show
 

@@ -258,6 +258,7 @@ class AppHosting(AppConsent, AppVerdict, AppHandoffs):
                 self._refuse(_("the App's CSP lets it reach this notebook's own origin {origin}"
                                " (its REST API and kernels): not loaded").format(
                     origin=content.get("origin")))
+                self._apply([RemoveFrame(self.problem or "")])  # the empty frame goes too
             elif kind == "teardown":
                 self._page_tore_down(content.get("outcome"), _page_time(content.get("at")))
             elif kind == "view-removed":

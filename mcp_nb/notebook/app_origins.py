@@ -6,17 +6,25 @@ notebook's origin (``location.ancestorOrigins``), so it only needs the CSP to al
 The kernel knows the Jupyter servers running on its machine (their
 ``jpserver-*.json`` runtime files, which ``jupyter server list`` reads; read here
 without importing the server, which would cost the first render a good part of a
-second); behind a proxy (JupyterHub, Binder) the
-page's origin is another, which the page tells the kernel as each App frame is created,
-and which the page itself checks before it loads an App (``app_frame.js``).
+second). Behind a proxy (JupyterHub, Binder) the page's origin is another: the hub's. The
+environment the hub gives the user's server names it when the hub knows its public URL
+(``JUPYTERHUB_PUBLIC_URL`` and ``JUPYTERHUB_PUBLIC_HUB_URL``, or the kit's own
+``MCP_NB_JUPYTER_URL``), so the first App of a kernel is covered too; and the page tells the
+kernel its origin as each App frame is created, and checks it itself before it loads an App
+(``app_frame.js``), which covers a hub that does not know its public URL.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+#: Variables naming the page's URL behind a proxy: the kit's own (the OAuth callback's public
+#: URL, docs/authorization.md) and JupyterHub's, whole URLs only when the hub is configured
+#: with its public URL (otherwise bare paths, which name no origin and are skipped).
+PUBLIC_URL_VARIABLES = ("MCP_NB_JUPYTER_URL", "JUPYTERHUB_PUBLIC_URL", "JUPYTERHUB_PUBLIC_HUB_URL")
 #: Origins pages showing Apps reported (``location.origin``), for later Apps' policies.
 _PAGE_ORIGINS: set[str] = set()
 
@@ -41,9 +49,13 @@ def remember_page_origin(origin: object) -> None:
 
 
 def notebook_origins() -> tuple[str, ...]:
-    """Origins of the notebook's server(s): every Jupyter server running here, and every
-    page origin an App frame reported (sorted, ``scheme://host:port``)."""
+    """Origins of the notebook's server(s): every Jupyter server running here, the public
+    URLs a hub gave this server, and every page origin an App frame reported (sorted,
+    ``scheme://host:port``)."""
     found = set(_PAGE_ORIGINS)
+    for name in PUBLIC_URL_VARIABLES:
+        if (origin := _origin(os.environ.get(name, ""))) is not None:
+            found.add(origin)
     try:
         from jupyter_core.paths import jupyter_runtime_dir
     except ImportError:  # no Jupyter here at all
