@@ -159,6 +159,21 @@ def memory_of(pids: set[int]) -> tuple[int, int]:
     return rss, pss
 
 
+def cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of ``root`` and every live process below it, with what their
+    finished children used (counted by the parent that reaped them)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children, stack, total = _children(), [root], 0
+    while stack:
+        pid = stack.pop()
+        with contextlib.suppress(OSError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            # utime, stime, cutime, cstime: fields 14-17 of stat, 12-15 after the name.
+            total += sum(int(value) for value in fields[11:15])
+        stack.extend(children.get(pid, []))
+    return total / ticks
+
+
 def wait_until_gone(pids: set[int], grace: float = 20.0) -> dict[int, str]:
     """Wait up to ``grace`` s for ``pids`` to end; kill and return (pid → command) the rest."""
     deadline = time.monotonic() + grace
@@ -353,6 +368,8 @@ class LearnerRun:
     kernel_id: str = ""
     token: str = ""
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)
+    #: From the login form's POST to a server ready and opened through the proxy.
+    start_seconds: float = 0.0
     rss: int = 0
     pss: int = 0
     processes: int = 0
@@ -406,7 +423,9 @@ async def run_learner(hub: Hub, name: str, chapters: Sequence[str] = CHAPTERS) -
         try:
             answer = await learner.log_in()
             assert answer.status_code == 302, f"login answered {answer.status_code}"
+            started = time.monotonic()
             await learner.start_server()
+            run.start_seconds = time.monotonic() - started
             run.token = learner.token
             run.cookies = httpx.Cookies(learner.http.cookies)
             for chapter in chapters:
