@@ -63,6 +63,9 @@ def one_class(learners: int, at_once: int) -> dict[str, Any]:
         "failures": [failure for run in runs.values() for failure in run.failures()],
         "rss_mib": [run.rss / MIB for run in finished],
         "pss_mib": [run.pss / MIB for run in finished],
+        "pss_by_kind_mib": {kind: statistics.median(run.pss_by_kind.get(kind, 0) / MIB
+                                                    for run in finished)
+                            for kind in sorted({k for run in finished for k in run.pss_by_kind})},
         "processes": [run.processes for run in finished],
         "start_s": [run.start_seconds for run in finished],
         "chapters_s": chapters,
@@ -101,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
         result = one_class(size, args.at_once or size)
         results.append(result)
         print(row(result), flush=True)
+        print("  PSS per learner by process, median MiB:", ", ".join(
+            f"{kind} {mib:.0f}" for kind, mib in result["pss_by_kind_mib"].items()), flush=True)
         for failure in result["failures"]:
             print("  failed:", failure.splitlines()[0][:300], flush=True)
     print(json.dumps(results))

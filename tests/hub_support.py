@@ -146,6 +146,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+def kind_of(pid: int) -> str:
+    """What a learner's process is: their server, a kernel, an HTTP or a stdio lab server."""
+    line = command_line(pid)
+    if "jupyterhub.singleuser" in line:
+        return "server"
+    if "ipykernel_launcher" in line:
+        return "kernel"
+    if "mcp_nb.lab" in line:
+        return "http lab" if "--http" in line else "stdio lab"
+    return "other"
+
+
 def memory_of(pids: set[int]) -> tuple[int, int]:
     """Resident and proportional set sizes (bytes) summed over ``pids`` (smaps_rollup)."""
     rss = pss = 0
@@ -274,7 +286,8 @@ def running_hub(folder: Path, learners: int | Sequence[str], *,
     marker = f"hub{os.getpid()}-{secrets.token_hex(4)}"
     env = {**os.environ, "MCP_NB_HUB_PASSWORD": password, "MCP_NB_HUB_ADMIN_TOKEN": token,
            "MCP_NB_HUB_MARKER": marker, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
-           # This checkout's kit, in the hub, the learners' servers and their kernels.
+           # This checkout's kit, in the hub, the learners' servers and their kernels (the
+           # kit's stdio servers get a minimal environment: they import the installed kit).
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                         os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable, str(RUN_HUB), "--learners", ",".join(names), "--root", str(folder),
@@ -372,6 +385,8 @@ class LearnerRun:
     start_seconds: float = 0.0
     rss: int = 0
     pss: int = 0
+    #: PSS by kind of process (:func:`kind_of`), bytes.
+    pss_by_kind: dict[str, int] = field(default_factory=dict)
     processes: int = 0
     error: str = ""
 
@@ -440,6 +455,9 @@ async def run_learner(hub: Hub, name: str, chapters: Sequence[str] = CHAPTERS) -
             pids = hub.processes(name)
             run.processes = len(pids)
             run.rss, run.pss = memory_of(pids)
+            for pid in pids:
+                kind = kind_of(pid)
+                run.pss_by_kind[kind] = run.pss_by_kind.get(kind, 0) + memory_of({pid})[1]
         except Exception:
             run.error = traceback.format_exc(limit=4)
     return run
