@@ -76,6 +76,7 @@ SLOW_MODULES = {
     "test_auth_jupyter.py": "a Jupyter server for the OAuth callback route",
     "test_kernel_websocket.py": "Jupyter servers and kernels for the websocket's TCP_NODELAY",
     "test_auth_real_servers.py": "SDK resource servers, tokens that expire in seconds",
+    "test_hub_class.py": "a JupyterHub with ten learners, five chapters each",
 }
 #: Single tests the inner loop leaves out, in modules it runs: calibration matrices (a whole
 #: checkup per lab knob), peer servers, a real kernel, a command line run per case.

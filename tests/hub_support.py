@@ -146,6 +146,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+def kind_of(pid: int) -> str:
+    """What a learner's process is: their server, a kernel, an HTTP or a stdio lab server."""
+    line = command_line(pid)
+    if "jupyterhub.singleuser" in line:
+        return "server"
+    if "ipykernel_launcher" in line:
+        return "kernel"
+    if "mcp_nb.lab" in line:
+        return "http lab" if "--http" in line else "stdio lab"
+    return "other"
+
+
 def memory_of(pids: set[int]) -> tuple[int, int]:
     """Resident and proportional set sizes (bytes) summed over ``pids`` (smaps_rollup)."""
     rss = pss = 0
@@ -157,6 +169,21 @@ def memory_of(pids: set[int]) -> tuple[int, int]:
                     kib = int(value.split()[0]) * 1024
                     rss, pss = (rss + kib, pss) if name == "Rss" else (rss, pss + kib)
     return rss, pss
+
+
+def cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of ``root`` and every live process below it, with what their
+    finished children used (counted by the parent that reaped them)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children, stack, total = _children(), [root], 0
+    while stack:
+        pid = stack.pop()
+        with contextlib.suppress(OSError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            # utime, stime, cutime, cstime: fields 14-17 of stat, 12-15 after the name.
+            total += sum(int(value) for value in fields[11:15])
+        stack.extend(children.get(pid, []))
+    return total / ticks
 
 
 def wait_until_gone(pids: set[int], grace: float = 20.0) -> dict[int, str]:
@@ -259,7 +286,8 @@ def running_hub(folder: Path, learners: int | Sequence[str], *,
     marker = f"hub{os.getpid()}-{secrets.token_hex(4)}"
     env = {**os.environ, "MCP_NB_HUB_PASSWORD": password, "MCP_NB_HUB_ADMIN_TOKEN": token,
            "MCP_NB_HUB_MARKER": marker, "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
-           # This checkout's kit, in the hub, the learners' servers and their kernels.
+           # This checkout's kit, in the hub, the learners' servers and their kernels (the
+           # kit's stdio servers get a minimal environment: they import the installed kit).
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                         os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable, str(RUN_HUB), "--learners", ",".join(names), "--root", str(folder),
@@ -353,8 +381,12 @@ class LearnerRun:
     kernel_id: str = ""
     token: str = ""
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)
+    #: From the login form's POST to a server ready and opened through the proxy.
+    start_seconds: float = 0.0
     rss: int = 0
     pss: int = 0
+    #: PSS by kind of process (:func:`kind_of`), bytes.
+    pss_by_kind: dict[str, int] = field(default_factory=dict)
     processes: int = 0
     error: str = ""
 
@@ -406,7 +438,9 @@ async def run_learner(hub: Hub, name: str, chapters: Sequence[str] = CHAPTERS) -
         try:
             answer = await learner.log_in()
             assert answer.status_code == 302, f"login answered {answer.status_code}"
+            started = time.monotonic()
             await learner.start_server()
+            run.start_seconds = time.monotonic() - started
             run.token = learner.token
             run.cookies = httpx.Cookies(learner.http.cookies)
             for chapter in chapters:
@@ -421,6 +455,9 @@ async def run_learner(hub: Hub, name: str, chapters: Sequence[str] = CHAPTERS) -
             pids = hub.processes(name)
             run.processes = len(pids)
             run.rss, run.pss = memory_of(pids)
+            for pid in pids:
+                kind = kind_of(pid)
+                run.pss_by_kind[kind] = run.pss_by_kind.get(kind, 0) + memory_of({pid})[1]
         except Exception:
             run.error = traceback.format_exc(limit=4)
     return run

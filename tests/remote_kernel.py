@@ -100,7 +100,9 @@ class RemoteKernel:
         url = (self.base.replace("http://", "ws://", 1)
                + f"api/kernels/{self.kernel_id}/channels?session_id={self._client_session}")
         self._socket = await websocket_connect(
-            HTTPRequest(url, headers=self.headers, request_timeout=60),
+            # As patient as a browser: the server answers once the kernel is up, which on a
+            # machine twenty learners share took over a minute (benchmarks/RESULTS.md).
+            HTTPRequest(url, headers=self.headers, request_timeout=CELL_TIMEOUT),
             max_message_size=64 * 1024 * 1024)
         self._reader = asyncio.create_task(self._read())
         # The kernel may still be starting: its kernel_info reply says it is there.
