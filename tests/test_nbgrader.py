@@ -212,6 +212,9 @@ def test_generate_assignment_takes_every_solution_out_and_keeps_every_check(
         check = nbgrader_marks.exercise(original)[1]
         assert check is not None
         assert student.cells[check].metadata["nbgrader"]["locked"]
+        # The prose tells the two copies apart; none of it says the solution is there.
+        assert [cell.source for cell in student.cells if cell.cell_type == "markdown"
+                and nbgrader_marks.FILLED_IN.search(cell.source)] == []
         assert (course / "release" / _assignment(path) / "recordings").is_dir()
 
 
