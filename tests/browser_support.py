@@ -99,6 +99,40 @@ NOTEBOOK = FrontEnd(
     "notebook", "notebook", "/notebooks/{}",
     ("--JupyterNotebookApp.expose_app_in_browser=True",))
 FRONT_ENDS = (LAB, NOTEBOOK)
+#: nbgrader (the ``teach`` and ``test`` extras, docs/teaching.md) enables its Jupyter server
+#: extensions and its JupyterLab extension for every server of the environment it is installed
+#: in. No browser test uses them, and importing them costs each server start about half a
+#: second of CPU (benchmarks/RESULTS.md), so a test's server turns them off, as
+#: ``jupyter server extension disable --user MODULE`` and ``jupyter labextension disable
+#: --level=user @jupyter/nbgrader`` would, in its own config directory.
+NBGRADER_SERVER_EXTENSIONS = tuple(f"nbgrader.server_extensions.{name}" for name in (
+    "formgrader", "validate_assignment", "assignment_list", "course_list"))
+NBGRADER_LAB_EXTENSION = "@jupyter/nbgrader"
+
+
+def _without_nbgrader(config: Path) -> None:
+    """Turn nbgrader's extensions off in the user-level Jupyter config directory ``config``.
+    Written to files rather than given on the command line: a test's own
+    ``--ServerApp.jpserver_extensions={...}`` would replace a dictionary given there, while a
+    user-level file outranks the environment's ``jupyter_server_config.d`` either way."""
+    _merge_json(config / "jupyter_server_config.json", {"ServerApp": {
+        "jpserver_extensions": dict.fromkeys(NBGRADER_SERVER_EXTENSIONS, False)}})
+    _merge_json(config / "labconfig" / "page_config.json",
+                {"disabledExtensions": {NBGRADER_LAB_EXTENSION: True}})
+
+
+def _merge_json(path: Path, settings: dict[str, Any]) -> None:
+    """Add ``settings`` (two levels deep) to the JSON file ``path``, keeping what it holds."""
+    merged = json.loads(path.read_text()) if path.exists() else {}
+    for key, value in settings.items():
+        merged.setdefault(key, {})
+        for inner, setting in value.items():
+            if isinstance(setting, dict):
+                merged[key].setdefault(inner, {}).update(setting)
+            else:
+                merged[key][inner] = setting
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged, indent=2))
 
 
 def require_browser_stack(front_end: FrontEnd = LAB) -> ModuleType:
@@ -169,9 +203,11 @@ class JupyterServer:
 
     def __init__(self, root: Path, home: Path, front_end: FrontEnd = LAB, *,
                  options: Sequence[str] = (),
-                 environment: Callable[[str], dict[str, str]] | None = None) -> None:
+                 environment: Callable[[str], dict[str, str]] | None = None,
+                 nbgrader: bool = False) -> None:
         """``options`` go to the server's command line; ``environment(base)`` gives
-        variables for the server and so for its kernels (``base`` is its own URL)."""
+        variables for the server and so for its kernels (``base`` is its own URL);
+        ``nbgrader`` keeps nbgrader's extensions on (a test of them would need them)."""
         self.root = root
         self.front_end = front_end
         self.port = free_port()
@@ -179,6 +215,8 @@ class JupyterServer:
         self.base = f"http://127.0.0.1:{self.port}"
         settings = home / "settings"
         # No "would you like news?" toast over the notebook, and no update check.
+        if not nbgrader:
+            _without_nbgrader(home / "config")
         notification = settings / "@jupyterlab" / "apputils-extension"
         notification.mkdir(parents=True, exist_ok=True)
         (notification / "notification.jupyterlab-settings").write_text(
