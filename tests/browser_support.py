@@ -101,24 +101,28 @@ NOTEBOOK = FrontEnd(
 FRONT_ENDS = (LAB, NOTEBOOK)
 #: nbgrader (the ``teach`` and ``test`` extras, docs/teaching.md) enables its Jupyter server
 #: extensions and its JupyterLab extension for every server of the environment it is installed
-#: in. No browser test uses them, and importing them costs each server start about half a
-#: second of CPU (benchmarks/RESULTS.md), so a test's server turns them off, as
-#: ``jupyter server extension disable --user MODULE`` and ``jupyter labextension disable
-#: --level=user @jupyter/nbgrader`` would, in its own config directory.
+#: in. No browser test uses them, and loading them costs each server start about 0.7 s of CPU
+#: (benchmarks/RESULTS.md), so the tests' servers turn them off (``nbgrader=True`` keeps them).
 NBGRADER_SERVER_EXTENSIONS = tuple(f"nbgrader.server_extensions.{name}" for name in (
     "formgrader", "validate_assignment", "assignment_list", "course_list"))
 NBGRADER_LAB_EXTENSION = "@jupyter/nbgrader"
 
 
-def _without_nbgrader(config: Path) -> None:
-    """Turn nbgrader's extensions off in the user-level Jupyter config directory ``config``.
-    Written to files rather than given on the command line: a test's own
-    ``--ServerApp.jpserver_extensions={...}`` would replace a dictionary given there, while a
-    user-level file outranks the environment's ``jupyter_server_config.d`` either way."""
+def _without_nbgrader(config: Path) -> dict[str, str]:
+    """Config that turns nbgrader's extensions off, written to the directory ``config``, and
+    the environment that puts it first on Jupyter's config path.
+
+    The settings are what ``jupyter server extension disable MODULE`` and ``jupyter
+    labextension disable @jupyter/nbgrader`` write. The directory goes on
+    ``JUPYTER_CONFIG_PATH``, which Jupyter searches before every other config directory: in a
+    virtual environment the environment's own (where nbgrader enabled itself) comes before the
+    user's, and a test's own ``--ServerApp.jpserver_extensions={...}`` on the command line
+    replaces a dictionary given there, after which the environment's settings would apply."""
     _merge_json(config / "jupyter_server_config.json", {"ServerApp": {
         "jpserver_extensions": dict.fromkeys(NBGRADER_SERVER_EXTENSIONS, False)}})
     _merge_json(config / "labconfig" / "page_config.json",
                 {"disabledExtensions": {NBGRADER_LAB_EXTENSION: True}})
+    return {"JUPYTER_CONFIG_PATH": str(config)}
 
 
 def _merge_json(path: Path, settings: dict[str, Any]) -> None:
@@ -215,8 +219,6 @@ class JupyterServer:
         self.base = f"http://127.0.0.1:{self.port}"
         settings = home / "settings"
         # No "would you like news?" toast over the notebook, and no update check.
-        if not nbgrader:
-            _without_nbgrader(home / "config")
         notification = settings / "@jupyterlab" / "apputils-extension"
         notification.mkdir(parents=True, exist_ok=True)
         (notification / "notification.jupyterlab-settings").write_text(
@@ -237,6 +239,7 @@ class JupyterServer:
                               for prefix in (sys.prefix, sys.base_prefix))),
             "NO_PROXY": "127.0.0.1",
             "no_proxy": "127.0.0.1",
+            **({} if nbgrader else _without_nbgrader(home / "config-first")),
             **(environment(self.base) if environment is not None else {}),
         }
         self.log_path = home / f"{front_end.name}.log"
