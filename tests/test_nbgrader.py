@@ -281,6 +281,8 @@ def test_autograde_graded_every_notebook_and_left_nothing_running(graded: Gradin
 @pytest.mark.parametrize("path", MARKED, ids=_label)
 def test_autograde_gives_a_filled_in_copy_full_points_and_a_blank_one_none(
         path: Path, graded: Grading) -> None:
+    """The blank copy's run is also each chapter's proof that its self-check fails without
+    the learner's work, and only there (tests/test_notebooks.py relies on it)."""
     original = nbformat.read(path, as_version=4)
     answers, check = nbgrader_marks.exercise(original)
     assert check is not None
