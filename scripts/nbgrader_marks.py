@@ -47,6 +47,12 @@ YOUR_TURN = re.compile(r"^#\s*(Your turn|轮到你了)")
 #: A note in parentheses (ASCII or full-width) at the end of that line: "(solution filled in)".
 #: Written with escapes: \uff08 and \uff09 are the full-width parentheses of the Chinese edition.
 NOTE = re.compile("\\s*[(\uff08][^()\uff08\uff09]*[)\uff09]\\s*$")
+#: A sentence that says, without saying whose copy, that the solution is there: untrue in the
+#: student version, where nbgrader has taken it out ("(Solution filled in.)", "答案已填好",
+#: "答案已经填好了"). The chapters say instead that the repository's copy comes with a solution and
+#: a handed-out copy leaves the cell to the learner; nbgrader itself only rewrites markdown that
+#: is graded (a manually graded answer or task), which would add hand-grading to every chapter.
+FILLED_IN = re.compile(r"solution (is )?filled in|答案已(经)?填好", re.IGNORECASE)
 
 
 def answer_metadata(grade_id: str) -> dict[str, Any]:
@@ -152,6 +158,8 @@ def problems(notebook: Any) -> list[str]:
                 found.append(f"{where}: the header still says the solution is filled in")
         elif has_region:
             found.append(f"{where}: solution markers outside the learner's cell")
+        if cell.cell_type == "markdown" and FILLED_IN.search(cell.source):
+            found.append(f"{where} says the solution is filled in, untrue in the student version")
     return found
 
 

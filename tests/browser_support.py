@@ -99,6 +99,44 @@ NOTEBOOK = FrontEnd(
     "notebook", "notebook", "/notebooks/{}",
     ("--JupyterNotebookApp.expose_app_in_browser=True",))
 FRONT_ENDS = (LAB, NOTEBOOK)
+#: nbgrader (the ``teach`` and ``test`` extras, docs/teaching.md) enables its Jupyter server
+#: extensions and its JupyterLab extension for every server of the environment it is installed
+#: in. No browser test uses them, and loading them costs each server start about 0.7 s of CPU
+#: (benchmarks/RESULTS.md), so the tests' servers turn them off (``nbgrader=True`` keeps them).
+NBGRADER_SERVER_EXTENSIONS = tuple(f"nbgrader.server_extensions.{name}" for name in (
+    "formgrader", "validate_assignment", "assignment_list", "course_list"))
+NBGRADER_LAB_EXTENSION = "@jupyter/nbgrader"
+
+
+def _without_nbgrader(config: Path) -> dict[str, str]:
+    """Config that turns nbgrader's extensions off, written to the directory ``config``, and
+    the environment that puts it first on Jupyter's config path.
+
+    The settings are what ``jupyter server extension disable MODULE`` and ``jupyter
+    labextension disable @jupyter/nbgrader`` write. The directory goes on
+    ``JUPYTER_CONFIG_PATH``, which Jupyter searches before every other config directory: in a
+    virtual environment the environment's own (where nbgrader enabled itself) comes before the
+    user's, and a test's own ``--ServerApp.jpserver_extensions={...}`` on the command line
+    replaces a dictionary given there, after which the environment's settings would apply."""
+    _merge_json(config / "jupyter_server_config.json", {"ServerApp": {
+        "jpserver_extensions": dict.fromkeys(NBGRADER_SERVER_EXTENSIONS, False)}})
+    _merge_json(config / "labconfig" / "page_config.json",
+                {"disabledExtensions": {NBGRADER_LAB_EXTENSION: True}})
+    return {"JUPYTER_CONFIG_PATH": str(config)}
+
+
+def _merge_json(path: Path, settings: dict[str, Any]) -> None:
+    """Add ``settings`` (two levels deep) to the JSON file ``path``, keeping what it holds."""
+    merged = json.loads(path.read_text()) if path.exists() else {}
+    for key, value in settings.items():
+        merged.setdefault(key, {})
+        for inner, setting in value.items():
+            if isinstance(setting, dict):
+                merged[key].setdefault(inner, {}).update(setting)
+            else:
+                merged[key][inner] = setting
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged, indent=2))
 
 
 def require_browser_stack(front_end: FrontEnd = LAB) -> ModuleType:
@@ -169,9 +207,11 @@ class JupyterServer:
 
     def __init__(self, root: Path, home: Path, front_end: FrontEnd = LAB, *,
                  options: Sequence[str] = (),
-                 environment: Callable[[str], dict[str, str]] | None = None) -> None:
+                 environment: Callable[[str], dict[str, str]] | None = None,
+                 nbgrader: bool = False) -> None:
         """``options`` go to the server's command line; ``environment(base)`` gives
-        variables for the server and so for its kernels (``base`` is its own URL)."""
+        variables for the server and so for its kernels (``base`` is its own URL);
+        ``nbgrader`` keeps nbgrader's extensions on (a test of them would need them)."""
         self.root = root
         self.front_end = front_end
         self.port = free_port()
@@ -199,6 +239,7 @@ class JupyterServer:
                               for prefix in (sys.prefix, sys.base_prefix))),
             "NO_PROXY": "127.0.0.1",
             "no_proxy": "127.0.0.1",
+            **({} if nbgrader else _without_nbgrader(home / "config-first")),
             **(environment(self.base) if environment is not None else {}),
         }
         self.log_path = home / f"{front_end.name}.log"

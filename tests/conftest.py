@@ -48,7 +48,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 #: why: each starts something that costs seconds per test and is covered by the full suite.
 SLOW_MODULES = {
     "test_notebooks.py": "every chapter in a real kernel, twice (strict nbval, self-checks)",
-    "test_nbgrader.py": "nbgrader's commands; autograde runs every chapter four times",
+    "test_nbgrader.py": "nbgrader's commands; autograde runs every chapter, both editions, twice",
     "test_browser.py": "JupyterLab and Notebook 7 in Chromium",
     "test_browser_auth.py": "JupyterLab in Chromium, a person authorizing",
     "test_apps_browser.py": "MCP Apps in JupyterLab in Chromium",

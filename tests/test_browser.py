@@ -11,7 +11,9 @@ test runs in both front ends (``[lab]`` and ``[notebook]``); the machinery is in
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +23,7 @@ import pytest
 from browser_support import (
     ARTIFACTS,
     FRONT_ENDS,
+    NBGRADER_LAB_EXTENSION,
     POLL_MS,
     FrontEnd,
     JupyterServer,
@@ -198,3 +201,19 @@ def _explore(explorer: Locator, tabs: Locator, server: JupyterServer) -> None:
     tabs.filter(has_text="Notifications").first.click()
     explorer.get_by_text("add called").wait_for()
     explorer.get_by_text("slow called").wait_for()
+
+
+def test_the_servers_run_without_nbgraders_extensions(server: JupyterServer,
+                                                     page: Page) -> None:
+    """nbgrader, installed with the test extras, enables its server and JupyterLab extensions
+    for every Jupyter server of the environment; browser_support turns them off for the tests'
+    servers (none uses them, and they cost each start CPU), as a user-level config would."""
+    if importlib.util.find_spec("nbgrader") is None:
+        pytest.skip("nbgrader is not installed: nothing to turn off")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        server._request("/formgrader")
+    assert refused.value.code == 404
+    disabled = page.evaluate(
+        "() => JSON.parse(document.getElementById('jupyter-config-data').textContent)"
+        ".disabledExtensions")
+    assert NBGRADER_LAB_EXTENSION in disabled
