@@ -133,3 +133,22 @@ def test_the_call_cell_table_is_in_the_report(quick_run: subprocess.CompletedPro
     assert "Kernel CPU per `%mcp call add a=1 b=2` cell" in quick_run.stdout
     median = re.search(r"^\| run_cell, median \| ([\d.]+) \|$", quick_run.stdout, re.MULTILINE)
     assert median is not None and float(median.group(1)) > 0
+
+
+@pytest.mark.timeout(900)
+def test_nbgraders_costs_are_measured_on_a_real_server_and_a_real_course() -> None:
+    # One JupyterLab each way, and one chapter's two editions graded in the test's layout.
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.nbgrader_costs", "server", "--rounds", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    starts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert starts["on"]["cpu_median"] > 0 and starts["off"]["cpu_median"] > 0
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.nbgrader_costs", "autograde", "15_security_model"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    grading = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (grading["notebooks"], grading["graded"], grading["courses"]) == (2, 4, 1)
+    # The kernels ran under autograde: its tree spent more than nbgrader itself.
+    assert grading["autograde"]["cpu"] > grading["autograde"]["nbgrader"] > 0
