@@ -126,7 +126,9 @@ PAGE_CLOCK = """(() => {
   // app_frame.js's own steps (performance marks), as they happen.
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      if (entry.name.startsWith("mcp_nb:")) window.__mcpnbTimeline.push([entry.startTime, entry.name]);
+      if (entry.name.startsWith("mcp_nb:")) {
+        window.__mcpnbTimeline.push([entry.startTime, entry.name]);
+      }
     }
   }).observe({ entryTypes: ["mark"] });
   // The App frame entering the cell.

@@ -72,13 +72,14 @@ def _wrap(owner, name, label):
 _wrap(_ops, "app_view_for_call", "app view")
 _wrap(_apps.AppView, "read_resource", "resource and policy")
 _wrap(_apps.AppView, "load", "frame widgets")
-get_ipython().events.register("pre_run_cell", lambda *a: _marks.append((time.time() * 1000, "cell starts")))
-get_ipython().events.register("post_run_cell", lambda *a: _marks.append((time.time() * 1000, "cell ends")))
+_events = get_ipython().events
+_events.register("pre_run_cell", lambda *a: _marks.append((time.time() * 1000, "cell starts")))
+_events.register("post_run_cell", lambda *a: _marks.append((time.time() * 1000, "cell ends")))
 import cProfile, pstats, io, os
 _profiler = cProfile.Profile() if os.environ.get("PROFILE_CPROFILE") else None
 if _profiler is not None:
-    get_ipython().events.register("pre_run_cell", lambda *a: _profiler.enable())
-    get_ipython().events.register("post_run_cell", lambda *a: _profiler.disable())"""
+    _events.register("pre_run_cell", lambda *a: _profiler.enable())
+    _events.register("post_run_cell", lambda *a: _profiler.disable())"""
 
 MEASURE = """start = (time.time() - basic.session.lifecycle.elapsed()) * 1000
 wire = [(start + e.time * 1000, e.direction) for e in basic.session.transcript
@@ -88,7 +89,8 @@ answers = {e.id for e in basic.session.transcript if e.method == "tools/call"
 back = [start + e.time * 1000 for e in basic.session.transcript
         if e.direction == "recv" and e.id in answers]
 if _profiler is not None:
-    _out = io.StringIO(); pstats.Stats(_profiler, stream=_out).sort_stats("cumulative").print_stats(60)
+    _out = io.StringIO()
+    pstats.Stats(_profiler, stream=_out).sort_stats("cumulative").print_stats(60)
     open(os.environ["PROFILE_CPROFILE"], "w").write(_out.getvalue())
 print(json.dumps({"marks": _marks, "sent": [t for t, _ in wire], "answered": back}))"""
 
@@ -98,7 +100,8 @@ PAGE_CLOCK = """(() => {
   const now = () => performance.timeOrigin + performance.now();
   if (window !== window.top) return;
   window.__profile = { events: [] };
-  const log = (what, extra) => window.__profile.events.push(Object.assign({ at: now(), what }, extra || {}));
+  const log = (what, extra) => window.__profile.events.push(
+    Object.assign({ at: now(), what }, extra || {}));
   window.__profileLog = log;
   const steps = new Set(["ui/notifications/sandbox-proxy-ready", "ui/initialize",
                          "ui/notifications/initialized"]);
@@ -110,10 +113,9 @@ PAGE_CLOCK = """(() => {
     for (const record of records) {
       for (const node of record.addedNodes) {
         if (node.nodeType !== 1) continue;
-        if (node.matches(".mcpnb-app") || node.querySelector(".mcpnb-app")) log("App box in page");
-        if (node.matches("iframe.mcpnb-app-frame") || node.querySelector("iframe.mcpnb-app-frame")) {
-          log("frame in page");
-        }
+        const has = (selector) => node.matches(selector) || node.querySelector(selector);
+        if (has(".mcpnb-app")) log("App box in page");
+        if (has("iframe.mcpnb-app-frame")) log("frame in page");
       }
     }
   }).observe(document, { childList: true, subtree: true });
@@ -141,7 +143,8 @@ DOCUMENT_TIMES = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const at = (v) => (nav && v ? performance.timeOrigin + v : null);
   return { origin: performance.timeOrigin, interactive: at(nav && nav.domInteractive),
-           contentLoaded: at(nav && nav.domContentLoadedEventEnd), loaded: at(nav && nav.loadEventEnd) };
+           contentLoaded: at(nav && nav.domContentLoadedEventEnd),
+           loaded: at(nav && nav.loadEventEnd) };
 }"""
 
 
@@ -180,7 +183,8 @@ class Profile:
     def render(self, index: int) -> None:
         cell(self.page, index).scroll_into_view_if_needed()
         self.page.wait_for_timeout(300)  # the page settles: each render starts from rest
-        self.page.evaluate("() => { performance.mark('profile-run'); window.__profileLog('run', {}); }")
+        self.page.evaluate("() => { performance.mark('profile-run'); "
+                           "window.__profileLog('run', {}); }")
         _run_cell(self.page, index)
         self._wait_app(index)
         self.page.wait_for_timeout(100)
@@ -189,7 +193,8 @@ class Profile:
         view_frame = proxy_frame.child_frames[0]
         self.page.evaluate("""() => {
             for (const m of performance.getEntriesByType("mark")) {
-                if (m.name.startsWith("mcp_nb:")) window.__profileLog(m.name, { markAt: performance.timeOrigin + m.startTime });
+                if (!m.name.startsWith("mcp_nb:")) continue;
+                window.__profileLog(m.name, { markAt: performance.timeOrigin + m.startTime });
             }
             performance.clearMarks();
         }""")
@@ -217,7 +222,8 @@ def _steps(events: list[dict[str, Any]], kernel: dict[str, Any],
         mine = [e for e in events if t0 <= e["at"] < end]
         row: dict[str, float] = {}
 
-        def put(name: str, at: float | None) -> None:
+        def put(name: str, at: float | None, row: dict[str, float] = row,
+                t0: float = t0) -> None:
             if at is not None and name not in row:
                 row[name] = at - t0
 

@@ -36,8 +36,8 @@ def _shown(view: AppView) -> list[Any]:
              list(view.consent.children)]
     frame = view.frame
     assert frame is not None
-    return parts + [frame.proxy_doc, frame.sandbox, frame.allow, frame.resource_message,
-                    [type(child).__name__ for child in view.children]]
+    return [*parts, frame.proxy_doc, frame.sandbox, frame.allow, frame.resource_message,
+            [type(child).__name__ for child in view.children]]
 
 
 def test_the_levers_are_on_unless_named_off(monkeypatch: pytest.MonkeyPatch) -> None:
