@@ -159,3 +159,21 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
         view.get_by_role("button", name="Get Server Time").click()
         view.locator("#server-time").filter(
             has_text=re.compile(r"^(?!" + re.escape(before) + r"$)")).wait_for()
+
+
+def test_a_second_view_of_the_output_shows_a_note_not_a_second_app(page: Page) -> None:
+    with screenshot_on_failure(page, "apps-warm-failure-second-view.png"):
+        page.evaluate("() => document.querySelectorAll('.mcpnb-app-holder iframe')"
+                      ".forEach((frame) => { frame.dataset.test = 'kept for the second view'; })")
+        frames = page.evaluate("() => document.querySelectorAll('iframe.mcpnb-app-frame').length")
+        page.evaluate("""() => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = 4;
+            return window.jupyterapp.commands.execute('notebook:create-output-view');
+        }""")
+        page.get_by_text("(this MCP App is shown in another view of this output)").wait_for()
+        # No second frame for the same App, and the warm proxy is still the page's.
+        assert page.evaluate(
+            "() => document.querySelectorAll('iframe.mcpnb-app-frame').length") == frames
+        assert page.evaluate("() => document.querySelectorAll('.mcpnb-app-holder "
+                             "iframe[data-test=\"kept for the second view\"]').length") == 1

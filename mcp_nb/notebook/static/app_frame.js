@@ -399,11 +399,12 @@ const hosted = new WeakSet();
 function render({ model, el }) {
   // The host's words in the notebook's language (AppFrame.labels); English if absent.
   const label = (key, english) => (model.get("labels") || {})[key] || english;
-  if (hosted.has(model)) {
+  const one = modelKey(model);  // each view gets its own stand-in of the model (modelKey)
+  if (hosted.has(one)) {
     el.textContent = label("other_view", "(this MCP App is shown in another view of this output)");
     return () => {};
   }
-  hosted.add(model);
+  hosted.add(one);
   const box = document.createElement("div");
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
@@ -545,7 +546,7 @@ function render({ model, el }) {
     model.off("change:bootstrap", onBootstrap);
     opening.stop();
     unfollowConsent();
-    hosted.delete(model);
+    hosted.delete(one);
     stopMoving();
     if (adopted !== null && !box.contains(frame)) frame.remove();  // never reached the cell
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
