@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from apps_support import install_example  # noqa: E402
 from browser_support import (  # noqa: E402
+    ARTIFACTS,
     LAB,
     JupyterServer,
     browser_page,
@@ -265,6 +266,10 @@ class Side:
 
     def open(self, page: Any) -> None:
         self.page = page
+        #: The page's console (every frame's), printed if an App does not come up.
+        self.console: list[str] = []
+        page.on("console", lambda message: self.console.append(f"{message.type}: {message.text}"))
+        page.on("pageerror", lambda error: self.console.append(f"page error: {error}"))
         page.add_init_script(PAGE_CLOCK)
         open_notebook(page, self.server, "bench.ipynb")
         page.evaluate(KERNEL_CLOCK)
@@ -285,10 +290,18 @@ class Side:
         _run_cell(self.page, index)
         view = (outputs(cell(self.page, index)).frame_locator("iframe.mcpnb-app-frame")
                 .frame_locator("iframe"))
-        if session == "basic":
-            view.locator("#server-time").filter(has_text=ISO).wait_for(timeout=90_000)
-        else:
-            view.locator("#result").filter(has_not_text="waiting").wait_for(timeout=90_000)
+        shown = (view.locator("#server-time").filter(has_text=ISO) if session == "basic"
+                 else view.locator("#result").filter(has_not_text="waiting"))
+        try:
+            shown.wait_for(timeout=90_000)
+        except Exception:
+            # What the cell and the page said, for whoever reads the failed run.
+            self.page.screenshot(path=str(ARTIFACTS / "apps-latency-failure.png"),
+                                 full_page=True)
+            print(f"cell {index} did not show its App; the cell says:",
+                  outputs(cell(self.page, index)).last.inner_text()[:2000],
+                  "the page's console:", *self.console[-40:], sep="\n", file=sys.stderr)
+            raise
         proxy = outputs(cell(self.page, index)).locator("iframe.mcpnb-app-frame")
         inner = proxy.element_handle().content_frame().child_frames[0]
         origin = self.page.evaluate("() => performance.timeOrigin")
@@ -299,6 +312,16 @@ class Side:
     def round_trips(self, count: int) -> None:
         self.page.bring_to_front()
         self.trips += self._basic_view().evaluate(ROUND_TRIP, count)
+
+    def clear(self, renders: list[tuple[int, str, str]]) -> None:
+        """Clear these render cells' outputs, and let the page and kernel settle."""
+        for index, _session, _config in renders:
+            self.page.evaluate("""(index) => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                panel.content.activeCellIndex = index;
+                return window.jupyterapp.commands.execute('notebook:clear-cell-output');
+            }""", index)
+        self.page.wait_for_timeout(500)
 
     def _basic_view(self) -> Any:
         """The View of the basic example's first render (its session is the one timed)."""
@@ -346,6 +369,7 @@ class Side:
                     figures.setdefault(step, []).append(page_steps[step])
         for (session, config), figures in by.items():
             result[session][config] = {
+                "in_order_ms": [round(v, 1) for v in figures["call_to_initialized"]],
                 "call_to_initialized": _summary(figures.pop("call_to_initialized")),
                 "run_to_initialized": _summary(figures["ui/notifications/initialized"]),
                 "run_to_step_ms": {step: round(statistics.median(values), 1)
@@ -373,6 +397,10 @@ def measure(renders: int, calls: int, command: str) -> dict[str, dict[str, Any]]
                     if turn < len(side.rounds[number]):
                         index, session, _config = side.rounds[number][turn]
                         starts[name][index] = side.render(index, session)
+            # A notebook shows a handful of Apps, not a hundred: the round's are cleared
+            # (each frame goes, the kernel hears so) before the next round starts.
+            for side in sides.values():
+                side.clear(side.rounds[number])
         for side in sides.values():
             side._basic_view().evaluate(ROUND_TRIP, 5)  # warm-up, not counted
         block = 10

@@ -149,11 +149,12 @@ DOCUMENT_TIMES = """() => {
 
 
 class Profile:
-    def __init__(self, renders: int, command: str, stack: ExitStack) -> None:
+    def __init__(self, renders: int, command: str, stack: ExitStack, levers_off: str) -> None:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        sources = ["%load_ext mcp_nb", f"basic = %mcp connect basic -- {command}", KERNEL_MARKS,
-                   "%mcp call get-time"]  # the page's first render, left out
+        sources = ["%load_ext mcp_nb", f"basic = %mcp connect basic -- {command}",
+                   f"import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = {levers_off!r}\n"
+                   + KERNEL_MARKS, "%mcp call get-time"]  # the page's first render, left out
         sources += ["%mcp call get-time"] * renders
         sources.append(MEASURE)
         self.first = 4
@@ -289,11 +290,13 @@ def main() -> None:
     parser.add_argument("--renders", type=int, default=10)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--trace", type=Path, help="write Chromium's trace of the renders here")
+    parser.add_argument("--levers-off", default="",
+                        help="MCP_NB_APP_LEVERS_OFF in the kernel, e.g. frame_first,prestart")
     args = parser.parse_args()
     command = shlex.join(install_example())
     load = os.getloadavg()
     with ExitStack() as stack:
-        profile = Profile(args.renders, command, stack)
+        profile = Profile(args.renders, command, stack, args.levers_off)
         page = stack.enter_context(browser_page(profile.server))
         profile.open(page)
         browser = page.context.browser
@@ -313,7 +316,8 @@ def main() -> None:
                                          "kernel": kernel, "documents": profile.documents},
                                         indent=1))
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average "
-          f"{load[0]:.2f} before, {os.getloadavg()[0]:.2f} after; {len(renders)} renders\n")
+          f"{load[0]:.2f} before, {os.getloadavg()[0]:.2f} after; {len(renders)} renders; "
+          f"levers off: {args.levers_off or 'none'}\n")
     print("| step | median ms after execute_request | p90 |\n|---|---:|---:|")
     for name, median, p90 in summary(renders):
         print(f"| {name} | {median:.1f} | {p90:.1f} |")

@@ -384,7 +384,13 @@ function moveIntoCell(box, frame) {
       timer = setTimeout(move, 4);
       return;
     }
-    box.moveBefore(frame, stand);
+    try {
+      box.moveBefore(frame, stand);
+    } catch (error) {
+      // Never expected (both are in this document); said, so a stuck App can be told why.
+      console.warn("mcp_nb: the App's frame could not be moved into its cell", error);
+      return;
+    }
     stand.remove();
     mark("moved into the cell");
   };
