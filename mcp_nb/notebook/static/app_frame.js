@@ -372,18 +372,22 @@ function replay(proxy, frame, onMessage, model, page) {
 
 function moveIntoCell(box, frame) {
   // Once the cell is on the page: moved, not re-inserted. A stand-in keeps the frame's
-  // place (and height) meanwhile. Returns a function that stops waiting.
+  // place (and height) meanwhile. The page's own DOM changes say when (a MutationObserver
+  // while the cell is being attached, usually milliseconds): not a timer, which a page in the
+  // background may see throttled to once a minute, nor a size, which a cell out of view
+  // (content-visibility) never gets. Returns a function that stops waiting.
   const stand = document.createElement("div");
   stand.style.height = frame.style.height;
   box.appendChild(stand);
-  let timer = null;
+  let watch = null;
+  const stop = () => { if (watch !== null) watch.disconnect(); watch = null; };
   const move = () => {
-    timer = null;
-    if (!frame.isConnected || !stand.isConnected && box.isConnected) return;  // removed
-    if (!box.isConnected) {
-      timer = setTimeout(move, 4);
+    if (!frame.isConnected || !stand.isConnected && box.isConnected) {  // removed meanwhile
+      stop();
       return;
     }
+    if (!box.isConnected) return;
+    stop();
     try {
       box.moveBefore(frame, stand);
     } catch (error) {
@@ -394,8 +398,10 @@ function moveIntoCell(box, frame) {
     stand.remove();
     mark("moved into the cell");
   };
+  watch = new MutationObserver(move);
+  watch.observe(document.body, { childList: true, subtree: true });
   move();
-  return () => { if (timer !== null) clearTimeout(timer); };
+  return stop;
 }
 
 // One App, one frame: a second view of the same output (JupyterLab's "Create New View for
