@@ -27,6 +27,7 @@ import anywidget
 import ipywidgets as w
 import traitlets
 from IPython.display import display
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..apps import meta
 from ..apps.host import Show
@@ -38,6 +39,7 @@ from ..protocol.models import CallToolResult
 from . import render
 from .app_diagram import app_diagram_svg, app_sequence_svg
 from .app_host import AppHosting, declares_apps
+from .app_levers import lever, page_levers
 from .described import _Described
 
 #: Starts the model-context note, which a newer one replaces (found by this, in any language).
@@ -81,6 +83,8 @@ class AppFrame(anywidget.AnyWidget):
         super().close()
         if closing and self.on_close is not None:
             self.on_close()
+    #: The page's speed levers that are on (mcp_nb.notebook.app_levers).
+    levers = traitlets.Dict().tag(sync=True)
 
 
 def frame_labels() -> dict[str, str]:
@@ -89,6 +93,16 @@ def frame_labels() -> dict[str, str]:
             "back_inline": _("Back inline"),
             "fullscreen": _("fullscreen (asked by the App) · Esc or "),
             "torn_down": _("(App torn down)")}
+
+
+class _Draft:
+    """One part of an App's view (an HTML part, or the consent buttons' box) drawn before
+    its widget is made: with the ``frame_first`` lever the frame's widget goes to the page
+    first, and each part follows as one widget made with what was drawn on it."""
+
+    def __init__(self) -> None:
+        self.value = ""
+        self.children: tuple[Any, ...] | list[Any] = ()
 
 
 class AppView(AppHosting, _Described, w.VBox):
@@ -100,14 +114,17 @@ class AppView(AppHosting, _Described, w.VBox):
         super().__init__(hosted, tool, arguments, call_id=call_id, result=result,
                          deliver=deliver)
         self._notes: list[str] = []
-        self.header = w.HTML()
+        #: frame_first: the parts are drafts until :meth:`_make_parts` (after the frame).
+        self._drafted = lever("frame_first")
+        part: Any = _Draft if self._drafted else w.HTML
+        self.header = part()
         #: One line: did the App come up, or why not (and whether its session is gone).
-        self.verdict_line = w.HTML()
-        self.notes = w.HTML()
-        self.diagram = w.HTML()
-        self.result_html = w.HTML()
+        self.verdict_line = part()
+        self.notes = part()
+        self.diagram = part()
+        self.result_html = part()
         #: Buttons for what only the person may give the App (drawn by _draw_consent).
-        self.consent = w.HBox()
+        self.consent = _Draft() if self._drafted else w.HBox()
         self._fullscreen_asked = False
         self._draw_diagram()
         if result is not None:
@@ -118,19 +135,35 @@ class AppView(AppHosting, _Described, w.VBox):
         if self.host is None:
             return
         border = self.host.resource.prefers_border
+        shared = {"layout": self.layout} if self._drafted else {}
         self._relay(AppFrame(
             **self._frame_settings(), title=f"MCP App {self.tool_name} ({self.uri})",
-            labels=frame_labels(), border=True if border is None else border))
+            labels=frame_labels(), border=True if border is None else border,
+            levers=page_levers(), **shared))
+        self._make_parts()
         # The result folds away under the App (structuredContent is for the App to draw; a
         # text-only host would show this), beside the lifecycle diagram.
         self._draw_consent()
         self.children = [self.header, self.verdict_line, self.consent, self.frame, self.notes,
                          w.Accordion([self.result_html, self.diagram],
-                                     titles=(_("tool result"), _("App lifecycle")))]
+                                     titles=(_("tool result"), _("App lifecycle")), **shared)]
+
+    def _make_parts(self) -> None:
+        """The parts' widgets, made from their drafts (``frame_first``): one model each, with
+        its drawn value, and one layout (the view's own) and one style for all of them."""
+        if not self._drafted:
+            return
+        self._drafted = False
+        style = HTMLStyle()
+        for name in ("header", "verdict_line", "notes", "result_html", "diagram"):
+            setattr(self, name, w.HTML(getattr(self, name).value, layout=self.layout,
+                                       style=style))
+        self.consent = w.HBox(list(self.consent.children), layout=self.layout)
 
     # -- drawing -----------------------------------------------------------------------------
 
     def _draw_refused(self) -> None:
+        self._make_parts()
         self._draw_header()
         self._draw_verdict()
         self.children = [self.header, self.verdict_line, self.result_html]

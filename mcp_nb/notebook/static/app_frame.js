@@ -264,6 +264,211 @@ function followConsent(model, frame) {
   return () => model.off("change:allow", reload);
 }
 
+// -- the proxy ahead of time (model "levers": prestart, warm_proxy; app_levers.py) ---------
+// prestart: the sandbox proxy is loaded, and handed the View's HTML, the moment the frame's
+// model arrives (anywidget's initialize), in an off-screen holder, while the notebook still
+// draws the cell; render() then moves the loaded frame into the cell (Element.moveBefore
+// keeps an iframe's document, where appendChild would load it again) and replays what the
+// proxy and the View said meanwhile, with the times they said it. warm_proxy: the page keeps
+// one proxy loaded for the next App with the same proxy document, sandbox and allow (the
+// same CSP). A proxy serves one App only: it leaves the pool before it is given a View's
+// HTML, and the pool is refilled with a new document.
+
+const POOL = Symbol.for("mcp_nb.app_frame.pool");  // one per page, whichever module instance
+const SAID_LIMIT = 256;       // messages kept for a render that has not claimed its proxy
+const UNCLAIMED_MS = 30000;   // a started proxy no render claimed by then is dropped
+const REFILL_MS = 1000;       // the next warm proxy loads after the App that took one
+
+const movable = () => typeof Element.prototype.moveBefore === "function";
+const proxyKey = (model) => JSON.stringify([model.get("sandbox"), model.get("allow"),
+                                            model.get("proxy_doc")]);
+// initialize() and render() get different stand-ins for one model (anywidget's): the
+// model's resource_message, one object the kernel sets once, tells them it is one model.
+const modelKey = (model) => model.get("resource_message");
+const proxyReady = () => ({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready",
+                            params: {} });
+
+// Steps of a render on the page's performance timeline (DevTools shows them;
+// benchmarks/apps_render_profile.py reads them).
+const mark = (name) => { if (performance.mark) performance.mark(`mcp_nb:${name}`); };
+
+function pool() {
+  if (!window[POOL]) window[POOL] = { warm: null, holder: null, started: new WeakMap() };
+  return window[POOL];
+}
+
+function holder() {
+  // Off-screen, inert (no focus, no clicks) and hidden from assistive technology.
+  const p = pool();
+  if (p.holder === null || !p.holder.isConnected) {
+    p.holder = document.createElement("div");
+    p.holder.className = "mcpnb-app-holder";
+    p.holder.setAttribute("aria-hidden", "true");
+    p.holder.inert = true;
+    Object.assign(p.holder.style, { position: "fixed", left: "-10000px", top: "0",
+                                    width: "800px", height: "600px", overflow: "hidden",
+                                    pointerEvents: "none" });
+    document.body.appendChild(p.holder);
+  }
+  return p.holder;
+}
+
+function loadProxy(model) {
+  // A proxy loading in the holder. Until an App has it, only its readiness counts; then
+  // what it says is kept (at most SAID_LIMIT messages) for the render that claims it.
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", model.get("sandbox"));
+  if (model.get("allow")) frame.setAttribute("allow", model.get("allow"));
+  frame.setAttribute("referrerpolicy", "no-referrer");
+  Object.assign(frame.style, { width: "100%", height: `${model.get("height")}px`,
+                               display: "block", boxSizing: "border-box" });
+  const proxy = { frame, key: proxyKey(model), ready: false, resource: null,
+                  resourcePosted: false, said: [], dropped: 0, claimed: false, gone: false,
+                  timer: null };
+  proxy.listen = (event) => {
+    if (event.source !== frame.contentWindow || event.source === null) return;
+    const data = event.data;
+    if (!proxy.ready && isObject(data) && data.method === proxyReady().method) {
+      proxy.ready = true;
+      postResource(proxy);
+    }
+    if (proxy.resource === null) return;  // warm, no App's yet
+    if (proxy.said.length < SAID_LIMIT) proxy.said.push({ data, at: Date.now() });
+    else proxy.dropped += 1;
+  };
+  window.addEventListener("message", proxy.listen);
+  holder().appendChild(frame);
+  frame.srcdoc = model.get("proxy_doc");
+  return proxy;
+}
+
+function postResource(proxy) {
+  // The View's HTML, built by the kernel beforehand, as the page posts it in render().
+  if (proxy.ready && !proxy.resourcePosted && isObject(proxy.resource)
+      && proxy.resource.method && proxy.frame.contentWindow) {
+    proxy.resourcePosted = true;
+    proxy.frame.contentWindow.postMessage(proxy.resource, "*");
+    mark("resource posted ahead");
+  }
+}
+
+function dropProxy(proxy) {
+  proxy.gone = true;
+  window.removeEventListener("message", proxy.listen);
+  if (proxy.timer !== null) clearTimeout(proxy.timer);
+  proxy.frame.remove();
+  proxy.said = [];
+}
+
+function claimProxy(model) {
+  // A proxy for this model's App, given its HTML: the warm one if it fits, else a new one.
+  const p = pool();
+  const levers = model.get("levers") || {};
+  let proxy = null;
+  if (levers.warm_proxy && p.warm !== null && p.warm.key === proxyKey(model)
+      && p.warm.frame.isConnected) {
+    proxy = p.warm;
+    p.warm = null;
+  } else {
+    proxy = loadProxy(model);
+  }
+  proxy.resource = model.get("resource_message");
+  if (proxy.ready) {
+    proxy.said.unshift({ data: proxyReady(), at: Date.now() });  // it said so before: now
+    postResource(proxy);
+  }
+  proxy.timer = setTimeout(() => { if (!proxy.claimed) dropProxy(proxy); }, UNCLAIMED_MS);
+  if (levers.warm_proxy) setTimeout(() => refill(model), REFILL_MS);
+  return proxy;
+}
+
+function refill(model) {
+  const p = pool();
+  if (p.warm !== null && p.warm.key === proxyKey(model) && p.warm.frame.isConnected) return;
+  if (p.warm !== null) dropProxy(p.warm);
+  p.warm = loadProxy(model);  // a new document: no App has had it
+}
+
+function initialize({ model, signal }) {
+  // prestart: the model is here before its cell is drawn.
+  const levers = model.get("levers") || {};
+  if (!levers.prestart || !movable() || model.get("removed") || !isObject(modelKey(model))
+      || reachesThisPage(model.get("reach"))) return;
+  mark("initialize");
+  const proxy = claimProxy(model);
+  if (isObject(modelKey(model))) pool().started.set(modelKey(model), proxy);
+  if (signal) signal.addEventListener("abort", () => { if (!proxy.claimed) dropProxy(proxy); });
+}
+
+function adoptProxy(model) {
+  // render(): the proxy initialize() started, or the warm one claimed now (warm_proxy
+  // without prestart); null for the cold path (the frame is made and loaded in the cell).
+  const p = pool();
+  const levers = model.get("levers") || {};
+  const key = modelKey(model);
+  let proxy = isObject(key) ? p.started.get(key) || null : null;
+  if (isObject(key)) p.started.delete(key);
+  if (proxy !== null && proxy.gone) proxy = null;
+  if (proxy === null && levers.warm_proxy && movable() && !model.get("removed")
+      && !reachesThisPage(model.get("reach")) && p.warm !== null
+      && p.warm.key === proxyKey(model)) {
+    proxy = claimProxy(model);
+  }
+  if (proxy === null) return null;
+  proxy.claimed = true;
+  if (proxy.timer !== null) clearTimeout(proxy.timer);
+  window.removeEventListener("message", proxy.listen);  // render's own listener from now on
+  return proxy;
+}
+
+function replay(proxy, frame, onMessage, model, page) {
+  // What the proxy and the View said before this render claimed them, in order, with the
+  // times they said it; and how much was not kept, as the proxy's own refusals are said.
+  const said = proxy.said;
+  proxy.said = [];
+  for (const { data, at } of said) onMessage({ source: frame.contentWindow, data, said: at });
+  if (proxy.dropped) {
+    const message = { jsonrpc: "2.0", method: "ui/notifications/sandbox-message-refused",
+                      params: { reason: "rate", dropped: proxy.dropped, requests: 0, methods: {},
+                                limit: `${SAID_LIMIT} before the cell was shown` } };
+    model.send({ kind: "frame", message, posted: [], at: Date.now(), page });
+  }
+}
+
+function moveIntoCell(box, frame) {
+  // Once the cell is on the page: moved, not re-inserted. A stand-in keeps the frame's
+  // place (and height) meanwhile. The page's own DOM changes say when (a MutationObserver
+  // while the cell is being attached, usually milliseconds): not a timer, which a page in the
+  // background may see throttled to once a minute, nor a size, which a cell out of view
+  // (content-visibility) never gets. Returns a function that stops waiting.
+  const stand = document.createElement("div");
+  stand.style.height = frame.style.height;
+  box.appendChild(stand);
+  let watch = null;
+  const stop = () => { if (watch !== null) watch.disconnect(); watch = null; };
+  const move = () => {
+    if (!frame.isConnected || !stand.isConnected && box.isConnected) {  // removed meanwhile
+      stop();
+      return;
+    }
+    if (!box.isConnected) return;
+    stop();
+    try {
+      box.moveBefore(frame, stand);
+    } catch (error) {
+      // Never expected (both are in this document); said, so a stuck App can be told why.
+      console.warn("mcp_nb: the App's frame could not be moved into its cell", error);
+      return;
+    }
+    stand.remove();
+    mark("moved into the cell");
+  };
+  watch = new MutationObserver(move);
+  watch.observe(document.body, { childList: true, subtree: true });
+  move();
+  return stop;
+}
+
 // One App, one frame: a second view of the same output (JupyterLab's "Create New View for
 // Output") would start a second View against one host lifecycle. It shows a note instead.
 const hosted = new WeakSet();
@@ -271,11 +476,12 @@ const hosted = new WeakSet();
 function render({ model, el }) {
   // The host's words in the notebook's language (AppFrame.labels); English if absent.
   const label = (key, english) => (model.get("labels") || {})[key] || english;
-  if (hosted.has(model)) {
+  const one = modelKey(model);  // each view gets its own stand-in of the model (modelKey)
+  if (hosted.has(one)) {
     el.textContent = label("other_view", "(this MCP App is shown in another view of this output)");
     return () => {};
   }
-  hosted.add(model);
+  hosted.add(one);
   const box = document.createElement("div");
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
@@ -289,7 +495,10 @@ function render({ model, el }) {
   inline.addEventListener("click", () => model.send({ kind: "escape" }));
   bar.appendChild(barText);
   bar.appendChild(inline);
-  const frame = document.createElement("iframe");
+  mark("render");
+  // prestart / warm_proxy: a proxy already loading or loaded in the page's holder.
+  const adopted = adoptProxy(model);
+  const frame = adopted !== null ? adopted.frame : document.createElement("iframe");
   frame.className = "mcpnb-app-frame";
   frame.setAttribute("sandbox", model.get("sandbox"));
   if (model.get("allow")) frame.setAttribute("allow", model.get("allow"));
@@ -338,11 +547,12 @@ function render({ model, el }) {
   const teardown = pageTeardown(model, opening, toView, dropFrame, (outcome) => {
     model.send({ kind: "teardown", outcome, at: Date.now(), page });
   });
-  let resourcePosted = false;
+  let resourcePosted = adopted !== null && adopted.resourcePosted;
+  if (resourcePosted) opening.resourcePosted();
   const onMessage = (event) => {
     if (event.source !== frame.contentWindow) return;
     const data = event.data;
-    const at = Date.now();
+    const at = event.said || Date.now();  // said: when an adopted proxy said it
     if (!resourcePosted && data && data.method === "ui/notifications/sandbox-proxy-ready"
         && model.get("resource_message") && model.get("resource_message").method) {
       // The host's answer to this, built by the kernel beforehand: posted at once instead
@@ -399,11 +609,14 @@ function render({ model, el }) {
                              frame: !model.get("removed") }, context));
   place();
   box.appendChild(bar);
-  box.appendChild(frame);
+  const stopMoving = adopted !== null ? moveIntoCell(box, frame) : () => {};
+  if (adopted === null) box.appendChild(frame);
   el.appendChild(box);
   const unfollowConsent = followConsent(model, frame);
   if (reachesThisPage(model.get("reach"))) {
     model.send({ kind: "page-origin-refused", origin: location.origin });
+  } else if (adopted !== null) {
+    replay(adopted, frame, onMessage, model, page);
   } else if (!model.get("removed")) {
     frame.srcdoc = model.get("proxy_doc");
   }
@@ -423,11 +636,13 @@ function render({ model, el }) {
     teardown.stop();
     opening.stop();
     unfollowConsent();
-    hosted.delete(model);
+    hosted.delete(one);
+    stopMoving();
+    if (adopted !== null && !box.contains(frame)) frame.remove();  // never reached the cell
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).
     try { model.send({ kind: "view-removed" }); } catch (error) { /* comm already closed */ }
   };
 }
 
-export default { render };
+export default { initialize, render };
