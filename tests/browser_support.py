@@ -480,3 +480,19 @@ def live_widgets(cell_locator: Locator, kind: str = "") -> Locator:
     """
     return cell_locator.locator(f".jupyter-widgets.widget-{kind}" if kind
                                 else ".jupyter-widgets")
+
+
+def run_in_kernel(page: Any, code: str) -> str:
+    """Run ``code`` in the JupyterLab notebook's kernel, outside any cell; what it printed."""
+    return str(page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({ code, store_history: false });
+        let out = "";
+        future.onIOPub = (msg) => {
+            const { msg_type: type } = msg.header;
+            if (type === "stream") out += msg.content.text;
+            if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
+        };
+        await future.done;
+        return out;
+    }""", code))

@@ -29,6 +29,7 @@ from browser_support import (
     open_notebook,
     outputs,
     run_all,
+    run_in_kernel,
     screenshot_on_failure,
     write_notebook,
 )
@@ -106,22 +107,6 @@ def _view(page: Page, index: int) -> FrameLocator:
         "iframe")
 
 
-def _kernel(page: Page, code: str) -> str:
-    """Run ``code`` in the notebook's kernel, outside any cell; what it printed."""
-    return str(page.evaluate("""async (code) => {
-        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-        const future = kernel.requestExecute({ code, store_history: false });
-        let out = "";
-        future.onIOPub = (msg) => {
-            const { msg_type: type } = msg.header;
-            if (type === "stream") out += msg.content.text;
-            if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
-        };
-        await future.done;
-        return out;
-    }""", code))
-
-
 def test_webrtc_reaches_no_udp_port_from_any_realm(page: Page, udp: socket.socket) -> None:
     index = _index("webrtc")
     with screenshot_on_failure(page, "hostile-failure-webrtc.png"):
@@ -155,7 +140,7 @@ def test_each_csp_violation_is_shown_with_its_directive(page: Page) -> None:
         shown.get_by_text("CSP blocked https://blocked.example/pixel.png (img-src)",
                           exact=True).wait_for()
         shown.get_by_text(re.compile(r"the CSP blocked https://blocked\.example/")).first.wait_for()
-    notes = _kernel(page, "print(sum(1 for e in hostile.session.transcript "
+    notes = run_in_kernel(page, "print(sum(1 for e in hostile.session.transcript "
                           "if e.method == 'ui/notifications/sandbox-csp-violation'))")
     assert int(notes) >= 2
 
@@ -220,7 +205,7 @@ def test_a_flood_and_a_10_mb_message_never_reach_the_kernel(page: Page) -> None:
         shown.get_by_text("over its 1,048,576-byte limit, never forwarded").wait_for()
         shown.get_by_text(re.compile(r"the page refused [\d,]+ App messages over its rate"))\
             .wait_for()
-    counts = _kernel(page, """
+    counts = run_in_kernel(page, """
 lane = [e for e in hostile.session.transcript if e.direction == "app→host"]
 print(sum(e.method == "ui/notifications/size-changed" for e in lane),
       sum(e.method == "ui/notifications/sandbox-message-refused" for e in lane),

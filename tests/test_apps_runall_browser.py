@@ -33,6 +33,7 @@ from browser_support import (
     open_notebook,
     outputs,
     run_all,
+    run_in_kernel,
     screenshot_on_failure,
     start_all,
     wait_until_done,
@@ -133,22 +134,6 @@ def test_run_all_of_chapter_16_ends_with_its_apps_on_screen_and_their_transcript
         page.screenshot(path=str(ARTIFACTS / f"apps-runall-{edition}-end.png"), full_page=False)
 
 
-def _kernel(page: Page, code: str) -> str:
-    """Run ``code`` in the notebook's kernel, outside any cell; what it printed."""
-    return str(page.evaluate("""async (code) => {
-        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-        const future = kernel.requestExecute({ code, store_history: false });
-        let out = "";
-        future.onIOPub = (msg) => {
-            const { msg_type: type } = msg.header;
-            if (type === "stream") out += msg.content.text;
-            if (type === "error") out += `${msg.content.ename}: ${msg.content.evalue}`;
-        };
-        await future.done;
-        return out;
-    }""", code))
-
-
 #: The teardowns the page decides: one App it brought up, one that never says initialized.
 TEARDOWNS = [
     "%load_ext mcp_nb",
@@ -180,7 +165,7 @@ def test_teardowns_decided_before_the_kernel_heard_the_page_are_the_pages(
         for shown in (up, silent):
             outputs(shown).get_by_text("(App torn down)").wait_for()
             assert outputs(shown).locator("iframe.mcpnb-app-frame").count() == 0
-        said = _kernel(page, """
+        said = run_in_kernel(page, """
 for view in (up, silent):
     print(view.lifecycle.state, [r.event.name for r in view.lifecycle.history][-3:])
     print([(e.kind, e.note.split(': ', 1)[1]) for e in view.hosted.session.transcript
@@ -212,7 +197,7 @@ def test_clearing_an_apps_output_ends_its_lifecycle(server: JupyterServer) -> No
         said = ""
         deadline = page.evaluate("Date.now()") + WAIT_MS
         while "TornDown" not in said and page.evaluate("Date.now()") < deadline:
-            said = _kernel(page, "print(shown.lifecycle.state, '|', "
+            said = run_in_kernel(page, "print(shown.lifecycle.state, '|', "
                                  "shown.lifecycle.history[-1].cause)")
             page.wait_for_timeout(POLL_MS)
     assert said.strip() == "TornDown | the output was cleared or the cell re-run", said
