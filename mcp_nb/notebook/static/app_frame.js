@@ -277,7 +277,9 @@ function followConsent(model, frame) {
 const POOL = Symbol.for("mcp_nb.app_frame.pool");  // one per page, whichever module instance
 const SAID_LIMIT = 256;       // messages kept for a render that has not claimed its proxy
 const UNCLAIMED_MS = 30000;   // a started proxy no render claimed by then is dropped
-const REFILL_MS = 1000;       // the next warm proxy loads after the App that took one
+// The next warm proxy loads once the App that took one is up (its View said initialized:
+// the proxies and Views share one process, so not while that View starts), or after this.
+const REFILL_MS = 1000;
 
 const movable = () => typeof Element.prototype.moveBefore === "function";
 const proxyKey = (model) => JSON.stringify([model.get("sandbox"), model.get("allow"),
@@ -324,7 +326,7 @@ function loadProxy(model) {
                                display: "block", boxSizing: "border-box" });
   const proxy = { frame, key: proxyKey(model), ready: false, resource: null,
                   resourcePosted: false, said: [], dropped: 0, claimed: false, gone: false,
-                  timer: null };
+                  timer: null, started: () => {} };
   proxy.listen = (event) => {
     if (event.source !== frame.contentWindow || event.source === null) return;
     const data = event.data;
@@ -378,7 +380,14 @@ function claimProxy(model) {
     postResource(proxy);
   }
   proxy.timer = setTimeout(() => { if (!proxy.claimed) dropProxy(proxy); }, UNCLAIMED_MS);
-  if (levers.warm_proxy) setTimeout(() => refill(model), REFILL_MS);
+  if (levers.warm_proxy) {
+    const later = setTimeout(() => refill(model), REFILL_MS);
+    proxy.started = () => {
+      clearTimeout(later);
+      proxy.started = () => {};
+      refill(model);
+    };
+  }
   return proxy;
 }
 
@@ -562,6 +571,9 @@ function render({ model, el }) {
       opening.resourcePosted();
     }
     const message = asJson(data);
+    if (adopted !== null && message && message.method === "ui/notifications/initialized") {
+      adopted.started();  // warm_proxy: the next one may load now
+    }
     const posted = opening.fromView(message);
     model.send({ kind: "frame", message, posted, at, page });
     teardown.fromView(message);
