@@ -17,14 +17,19 @@ The levers, each measured with and without in the same run:
   drifts over both alike.
 * **cache**: the session's copy of the App's ``ui://`` resource (:mod:`mcp_nb.notebook.
   app_cache`; ``hosted.app_resources.enabled``).
-* **frame_first**, **prestart**, **warm_proxy** (:mod:`mcp_nb.notebook.app_levers`): the App
-  frame's widget first and the cell's other parts made after it from their drafts; the
-  sandbox proxy loaded and given the View's HTML when the frame's model arrives, off-screen,
-  then moved into the cell; one proxy kept loaded ahead for the next App. Switched per cell
-  through ``MCP_NB_APP_LEVERS_OFF`` in the kernel.
+* **frame_first**, **prestart**, **warm_proxy**, **warm_view** (:mod:`mcp_nb.notebook.
+  app_levers`): the App frame's widget first and the cell's other parts made after it from
+  their drafts; the sandbox proxy loaded and given the View's HTML when the frame's model
+  arrives, off-screen, then moved into the cell; one proxy kept loaded ahead for the next
+  App; a View of the last App started ahead for the next render of the same App. Switched
+  per cell through ``MCP_NB_APP_LEVERS_OFF`` in the kernel.
 
-Within each notebook the render cells cycle through :data:`CONFIGS` (all on, all off, and
-each lever off on its own), so every configuration is measured in the same minutes.
+Within each notebook the render cells cycle through :data:`CONFIGS` (all on, all off,
+warm_view off, and each other lever off on its own with warm_view off too: a warm View
+would hide what the others do), so every configuration is measured in the same minutes.
+Every render but the page's first is a render of an App the page showed before, so with
+warm_view on it adopts a warm View; the page's first render (cold) has its own line, and
+warm_view off is what a render of an App the page has not shown yet costs.
 
 Figures:
 
@@ -80,20 +85,21 @@ from browser_support import (  # noqa: E402
 EXTENSION = "--ServerApp.jpserver_extensions={'mcp_nb.auth.jupyter': True}"
 STOCK = "jupyter_server.services.kernels.connection.channels.ZMQChannelsWebsocketConnection"
 ISO = re.compile(r"\d{4}-\d\d-\d\dT")
-PAGE_LEVERS = ("frame_first", "prestart", "warm_proxy")
+PAGE_LEVERS = ("frame_first", "prestart", "warm_proxy", "warm_view")
 
 #: name → (levers off, cache on): every render configuration, measured in turns.
 CONFIGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "all on": ((), True),
     "all off": (PAGE_LEVERS, False),
-    "cache off": ((), False),
-    "frame_first off": (("frame_first",), True),
-    "prestart off": (("prestart",), True),
-    "warm_proxy off": (("warm_proxy",), True),
-    "prestart and warm_proxy off": (("prestart", "warm_proxy"), True),
+    "warm_view off": (("warm_view",), True),
+    "warm_view, cache off": (("warm_view",), False),
+    "warm_view, frame_first off": (("warm_view", "frame_first"), True),
+    "warm_view, prestart off": (("warm_view", "prestart"), True),
+    "warm_view, warm_proxy off": (("warm_view", "warm_proxy"), True),
+    "warm_view, prestart, warm_proxy off": (("warm_view", "prestart", "warm_proxy"), True),
 }
-#: The lab's small App: only the two ends.
-LAB_CONFIGS = ("all on", "all off")
+#: The lab's small App: the two ends, and a cold render with the other levers on.
+LAB_CONFIGS = ("all on", "warm_view off", "all off")
 
 
 def _config_cell(session: str, config: str, call: str) -> str:

@@ -4,7 +4,7 @@ switched off, and switching it changes how fast an App comes up, never what the 
 ``frame_first``: the App frame's widget model is the first of the App's parts to be opened
 (its model starts the View on the page), and the parts around it follow, each one model made
 with its drawn value, sharing one layout and one style. The page's levers (``prestart``,
-``warm_proxy``) travel with the frame's widget; their browser side is
+``warm_proxy``, ``warm_view``) travel with the frame's widget; their browser side is
 ``tests/test_apps_warm_browser.py``.
 """
 
@@ -42,11 +42,11 @@ def _shown(view: AppView) -> list[Any]:
 
 def test_the_levers_are_on_unless_named_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(LEVERS_OFF, raising=False)
-    assert all(lever(name) for name in ("frame_first", "prestart", "warm_proxy"))
-    assert page_levers() == {"prestart": True, "warm_proxy": True}
+    assert all(lever(name) for name in ("frame_first", "prestart", "warm_proxy", "warm_view"))
+    assert page_levers() == {"prestart": True, "warm_proxy": True, "warm_view": True}
     monkeypatch.setenv(LEVERS_OFF, "prestart, frame_first")
     assert not lever("frame_first") and not lever("prestart") and lever("warm_proxy")
-    assert page_levers() == {"prestart": False, "warm_proxy": True}
+    assert page_levers() == {"prestart": False, "warm_proxy": True, "warm_view": True}
     with pytest.raises(ValueError, match="no such lever"):
         lever("warm")
 
@@ -105,4 +105,4 @@ def test_the_page_levers_travel_with_the_frame(
     monkeypatch.setenv(LEVERS_OFF, "warm_proxy")
     view = mcp("call clock label=Paris")
     assert isinstance(view, AppView) and isinstance(view.frame, AppFrame)
-    assert view.frame.levers == {"prestart": True, "warm_proxy": False}
+    assert view.frame.levers == {"prestart": True, "warm_proxy": False, "warm_view": True}

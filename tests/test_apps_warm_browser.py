@@ -1,11 +1,12 @@
-"""The page's render levers in a real JupyterLab (``prestart``, ``warm_proxy``: ``app_frame.js``,
-:mod:`mcp_nb.notebook.app_levers`), and the guard rails they must keep.
+"""The page's render levers in a real JupyterLab (``prestart``, ``warm_proxy``, ``warm_view``:
+``app_frame.js``, :mod:`mcp_nb.notebook.app_levers`), and the guard rails they must keep.
 
 A proxy serves one App and one only: the warm proxy the page keeps goes to the next App with
 the same proxy document (the same CSP), and the page then loads a new one; an App with
 another CSP never gets it; a proxy started ahead is moved into its cell without loading again
-(the View that started in it is the one the cell shows); and with the levers off the frame is
-made and loaded in the cell as before.
+(the View that started in it is the one the cell shows); a warm View goes only to the next
+render of the same App, and shows that render's call, not the one before; and with the
+levers off the frame is made and loaded in the cell as before.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from browser_support import (
     jupyter_server,
     open_notebook,
     outputs,
+    run_in_kernel,
     screenshot_on_failure,
     write_notebook,
 )
@@ -43,19 +45,26 @@ CELLS = [
     "%mcp connect basic -- {command}",
     f"%mcp connect probe -- {PROBE}",
     LEVERS_OFF.format("''") + "%mcp use basic\n%mcp call get-time",  # 3: the page's first App
-    "%mcp use basic\n%mcp call get-time",  # 4: the same CSP: the warm proxy
-    "%mcp use probe\n%mcp call clock",  # 5: another CSP: never the warm proxy
-    LEVERS_OFF.format("'frame_first,prestart,warm_proxy'")
-    + "%mcp use basic\n%mcp call get-time",  # 6: every lever off
+    # 4: the same CSP: the warm proxy (warm_view off, or the warm View would serve it)
+    LEVERS_OFF.format("'warm_view'") + "%mcp use basic\n%mcp call get-time",
+    LEVERS_OFF.format("''") + "%mcp use basic\n%mcp call get-time",  # 5: the warm View
+    LEVERS_OFF.format("''") + "%mcp use probe\n%mcp call clock",  # 6: another CSP
+    LEVERS_OFF.format("'frame_first,prestart,warm_proxy,warm_view'")
+    + "%mcp use basic\n%mcp call get-time",  # 7: every lever off
 ]
 
+#: The holder's frames: the warm proxy (no App's yet) and the warm View (an App's, ahead).
+WARM_PROXIES = ".mcpnb-app-holder iframe:not([data-mcpnb-warm-view])"
+WARM_VIEWS = ".mcpnb-app-holder iframe[data-mcpnb-warm-view]"
 #: The page's warm proxy (in the off-screen holder), tagged so it can be recognised later.
-TAG_WARM = """(tag) => {
-    const frames = [...document.querySelectorAll('.mcpnb-app-holder iframe')];
+TAG_WARM = f"""(tag) => {{
+    const frames = [...document.querySelectorAll('{WARM_PROXIES}')];
     if (frames.length !== 1 || frames[0].dataset.test) return false;
     frames[0].dataset.test = tag;
     return true;
-}"""
+}}"""
+#: The page's warm View, tagged likewise.
+TAG_VIEW = TAG_WARM.replace(WARM_PROXIES, WARM_VIEWS)
 
 
 @pytest.fixture(scope="module")
@@ -121,16 +130,43 @@ def test_the_warm_proxy_serves_the_next_app_once_and_a_new_one_is_loaded(page: P
         assert _frame_of(page, 4)["tag"] == "first warm"
 
 
+def test_the_next_render_of_the_same_app_adopts_its_warm_view(page: Page) -> None:
+    with screenshot_on_failure(page, "apps-warm-failure-view.png"):
+        # Started once cell 3's App was up (cell 4 had warm_view off and left it alone).
+        page.wait_for_function(TAG_VIEW, arg="warm view")
+        started = page.locator(WARM_VIEWS).element_handle().content_frame()
+        view_started = started.child_frames[0].evaluate("() => performance.timeOrigin")
+        ran = page.evaluate("() => performance.timeOrigin + performance.now()")
+        _run(page, 5)
+        shown = _server_time(page, 5)
+        adopted = _frame_of(page, 5)
+        assert adopted["tag"] == "warm view" and adopted["inCell"]  # moved, not reloaded
+        # The View in the cell is the one that started before the cell ran...
+        inner = (outputs(cell(page, 5)).locator("iframe.mcpnb-app-frame").element_handle()
+                 .content_frame().child_frames[0])
+        assert inner.evaluate("() => performance.timeOrigin") == view_started < ran
+        # ...and it shows this cell's call: a time later than every earlier App's.
+        assert shown > max(_server_time(page, 3), _server_time(page, 4))
+        # The host's side: this render's lifecycle went through initialized, with the
+        # result delivered (the View asked ui/initialize before the call: answered now).
+        said = run_in_kernel(page, "shown = list(Out.values())[-1]\n"
+                                   "print(*(r.target.value for r in shown.lifecycle.history))")
+        assert said.split()[-3:] == ["Initialized", "InputSent", "Interactive"], said
+        # The holder keeps no frame marked as a warm View that an App has taken.
+        assert page.evaluate("() => document.querySelectorAll("
+                             "'iframe.mcpnb-app-frame[data-mcpnb-warm-view]').length") == 0
+
+
 def test_an_app_with_another_csp_never_gets_the_warm_proxy(page: Page) -> None:
     with screenshot_on_failure(page, "apps-warm-failure-csp.png"):
         page.wait_for_function(
             "() => document.querySelectorAll('.mcpnb-app-holder iframe[data-test]').length")
-        _run(page, 5)
+        _run(page, 6)
         # Its own CSP: the declared origin is in its proxy's policy, and the fetch its View
         # makes to an origin it did not declare is blocked and reported in the cell.
-        outputs(cell(page, 5)).get_by_text(
+        outputs(cell(page, 6)).get_by_text(
             "CSP blocked https://undeclared.example/data.json (connect-src)", exact=True).wait_for()
-        probe = _frame_of(page, 5)
+        probe = _frame_of(page, 6)
         assert probe["tag"] is None and probe["inCell"]
         assert "connect-src https://declared.example" in str(probe["srcdoc"])
 
@@ -138,18 +174,20 @@ def test_an_app_with_another_csp_never_gets_the_warm_proxy(page: Page) -> None:
 def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
     with screenshot_on_failure(page, "apps-warm-failure-off.png"):
         # The page keeps one warm proxy, for an App like the last one (the probe, by now).
-        page.wait_for_function("""() => {
-            const frames = [...document.querySelectorAll('.mcpnb-app-holder iframe')];
+        page.wait_for_function(f"""() => {{
+            const frames = [...document.querySelectorAll('{WARM_PROXIES}')];
             return frames.length === 1 && !frames[0].dataset.test;
-        }""")
+        }}""")
         page.evaluate(TAG_WARM, "kept")
-        _run(page, 6)
-        _server_time(page, 6)
-        shown = _frame_of(page, 6)
+        views = page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}').length")
+        _run(page, 7)
+        _server_time(page, 7)
+        shown = _frame_of(page, 7)
         assert shown["tag"] is None and shown["inCell"]
-        # The warm proxy was left alone: the levers were off for this App.
+        # The warm proxy and any warm View were left alone: the levers were off for this App.
         assert page.evaluate("() => document.querySelectorAll("
                              "'.mcpnb-app-holder iframe[data-test=\"kept\"]').length") == 1
+        assert page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}').length") == views
         # Every App on the page still works: the second one (from the warm proxy) answers
         # its own button through the kernel.
         view = (outputs(cell(page, 4)).frame_locator("iframe.mcpnb-app-frame")
@@ -163,7 +201,7 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
 
 def test_a_second_view_of_the_output_shows_a_note_not_a_second_app(page: Page) -> None:
     with screenshot_on_failure(page, "apps-warm-failure-second-view.png"):
-        page.evaluate("() => document.querySelectorAll('.mcpnb-app-holder iframe')"
+        page.evaluate(f"() => document.querySelectorAll('{WARM_PROXIES}')"
                       ".forEach((frame) => { frame.dataset.test = 'kept for the second view'; })")
         frames = page.evaluate("() => document.querySelectorAll('iframe.mcpnb-app-frame').length")
         page.evaluate("""() => {

@@ -13,7 +13,14 @@ cells of one kernel and measure both sides in the same minutes):
   loaded frame is then moved into the cell (``app_frame.js``);
 * ``warm_proxy`` (page): the page keeps one proxy loaded ahead for the next App with the
   same proxy document (the same CSP); a proxy serves one App only, and the next one is a
-  new document.
+  new document;
+* ``warm_view`` (page): once an App is up, the page starts a second View of it, off-screen,
+  for the next render of the same App (same resource, CSP and permissions) in that page:
+  the View's own start-up (parsing and running its HTML and script, the larger part of a
+  render) is done before the cell runs, and its ``ui/initialize`` waits, unanswered, for
+  the render that adopts it, whose answer carries that render's call. Nothing else reaches
+  it before; it is dropped unclaimed after 45 s (the Apps SDK times a request out at 60 s).
+  The first render of an App in a page gains nothing from it.
 
 The other two levers of issue 33 have their own switches: the kernel websocket's
 ``TCP_NODELAY`` (:mod:`mcp_nb.kernel_websocket`) and the session's copy of an App's
@@ -27,9 +34,9 @@ import os
 #: The environment variable naming the levers to turn off (e.g. ``prestart,warm_proxy``).
 LEVERS_OFF = "MCP_NB_APP_LEVERS_OFF"
 #: Every lever, by name.
-LEVERS = ("frame_first", "prestart", "warm_proxy")
+LEVERS = ("frame_first", "prestart", "warm_proxy", "warm_view")
 #: The levers the page pulls (sent to it with the frame's widget).
-PAGE_LEVERS = ("prestart", "warm_proxy")
+PAGE_LEVERS = ("prestart", "warm_proxy", "warm_view")
 
 
 def lever(name: str) -> bool:

@@ -264,7 +264,7 @@ function followConsent(model, frame) {
   return () => model.off("change:allow", reload);
 }
 
-// -- the proxy ahead of time (model "levers": prestart, warm_proxy; app_levers.py) ---------
+// -- the proxy ahead of time (model "levers": prestart, warm_proxy, warm_view) -----------
 // prestart: the sandbox proxy is loaded, and handed the View's HTML, the moment the frame's
 // model arrives (anywidget's initialize), in an off-screen holder, while the notebook still
 // draws the cell; render() then moves the loaded frame into the cell (Element.moveBefore
@@ -272,7 +272,13 @@ function followConsent(model, frame) {
 // proxy and the View said meanwhile, with the times they said it. warm_proxy: the page keeps
 // one proxy loaded for the next App with the same proxy document, sandbox and allow (the
 // same CSP). A proxy serves one App only: it leaves the pool before it is given a View's
-// HTML, and the pool is refilled with a new document.
+// HTML, and the pool is refilled with a new document. warm_view: once an App is up, the page
+// starts a second View of it in a new proxy, off-screen, for the next render of the same
+// App (the same resource, CSP and permissions) in this page: that render adopts a View that
+// has already parsed and run its code and asked ui/initialize, which nobody has answered
+// yet; its answer is this render's own (the call, the input, the result). Until then the
+// View has been told nothing but its HTML, and what it says is kept for the render, as for a
+// prestarted proxy. It is dropped unclaimed after WARM_VIEW_MS.
 
 const POOL = Symbol.for("mcp_nb.app_frame.pool");  // one per page, whichever module instance
 const SAID_LIMIT = 256;       // messages kept for a render that has not claimed its proxy
@@ -280,6 +286,13 @@ const UNCLAIMED_MS = 30000;   // a started proxy no render claimed by then is dr
 // The next warm proxy loads once the App that took one is up (its View said initialized:
 // the proxies and Views share one process, so not while that View starts), or after this.
 const REFILL_MS = 1000;
+// A warm View waits with its ui/initialize unanswered: the Apps SDK gives up on a request
+// after 60 s (the MCP TypeScript SDK's default timeout), so it is dropped well before, and
+// started again in a new proxy a few times (about three minutes in all, while the page is
+// shown); one per App, for the WARM_VIEWS Apps shown last.
+const WARM_VIEW_MS = 45000;
+const WARM_VIEW_RENEWALS = 3;
+const WARM_VIEWS = 2;
 
 const movable = () => typeof Element.prototype.moveBefore === "function";
 const proxyKey = (model) => JSON.stringify([model.get("sandbox"), model.get("allow"),
@@ -287,6 +300,8 @@ const proxyKey = (model) => JSON.stringify([model.get("sandbox"), model.get("all
 // initialize() and render() get different stand-ins for one model (anywidget's): the
 // model's resource_message, one object the kernel sets once, tells them it is one model.
 const modelKey = (model) => model.get("resource_message");
+// warm_view: which View a warm one is (the proxy document, sandbox, allow and the HTML).
+const viewKey = (model) => JSON.stringify([proxyKey(model), model.get("resource_message")]);
 const proxyReady = () => ({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready",
                             params: {} });
 
@@ -295,7 +310,9 @@ const proxyReady = () => ({ jsonrpc: "2.0", method: "ui/notifications/sandbox-pr
 const mark = (name) => { if (performance.mark) performance.mark(`mcp_nb:${name}`); };
 
 function pool() {
-  if (!window[POOL]) window[POOL] = { warm: null, holder: null, started: new WeakMap() };
+  if (!window[POOL]) {
+    window[POOL] = { warm: null, views: new Map(), holder: null, started: new WeakMap() };
+  }
   return window[POOL];
 }
 
@@ -326,7 +343,7 @@ function loadProxy(model) {
                                display: "block", boxSizing: "border-box" });
   const proxy = { frame, key: proxyKey(model), ready: false, resource: null,
                   resourcePosted: false, said: [], dropped: 0, claimed: false, gone: false,
-                  timer: null, started: () => {} };
+                  timer: null, started: () => {}, view: null };
   proxy.listen = (event) => {
     if (event.source !== frame.contentWindow || event.source === null) return;
     const data = event.data;
@@ -362,33 +379,87 @@ function dropProxy(proxy) {
   proxy.said = [];
 }
 
+function fitsWarmView(model) {
+  // The warm View of this very App, if the page has one ready to take.
+  const levers = model.get("levers") || {};
+  if (!levers.warm_view) return null;
+  const proxy = pool().views.get(viewKey(model));
+  return proxy !== undefined && !proxy.gone && proxy.frame.isConnected ? proxy : null;
+}
+
 function claimProxy(model) {
-  // A proxy for this model's App, given its HTML: the warm one if it fits, else a new one.
+  // A proxy for this model's App, given its HTML: a warm View of this very App, else the
+  // warm proxy if it fits, else a new one.
   const p = pool();
   const levers = model.get("levers") || {};
   let proxy = null;
-  if (levers.warm_proxy && p.warm !== null && p.warm.key === proxyKey(model)
+  const view = fitsWarmView(model);
+  if (view !== null) {
+    proxy = view;  // its HTML posted, its View started (and maybe waiting on ui/initialize)
+    p.views.delete(proxy.view);
+    clearTimeout(proxy.timer);
+    delete proxy.frame.dataset.mcpnbWarmView;
+    mark("warm View claimed");
+  } else if (levers.warm_proxy && p.warm !== null && p.warm.key === proxyKey(model)
       && p.warm.frame.isConnected) {
     proxy = p.warm;
     p.warm = null;
   } else {
     proxy = loadProxy(model);
   }
-  proxy.resource = model.get("resource_message");
-  if (proxy.ready) {
-    proxy.said.unshift({ data: proxyReady(), at: Date.now() });  // it said so before: now
-    postResource(proxy);
+  if (proxy.view === null) {
+    proxy.resource = model.get("resource_message");
+    if (proxy.ready) {
+      proxy.said.unshift({ data: proxyReady(), at: Date.now() });  // it said so before: now
+      postResource(proxy);
+    }
   }
   proxy.timer = setTimeout(() => { if (!proxy.claimed) dropProxy(proxy); }, UNCLAIMED_MS);
-  if (levers.warm_proxy) {
-    const later = setTimeout(() => refill(model), REFILL_MS);
+  if (levers.warm_proxy || levers.warm_view) {
+    // The next proxy (and View) load once this App is up: they share its process.
+    const ahead = (up) => {
+      if (levers.warm_proxy) refill(model);
+      if (levers.warm_view && up) warmView(model);
+    };
+    const later = setTimeout(() => ahead(false), REFILL_MS);
     proxy.started = () => {
       clearTimeout(later);
       proxy.started = () => {};
-      refill(model);
+      ahead(true);
     };
   }
   return proxy;
+}
+
+function warmView(model, renewals = WARM_VIEW_RENEWALS) {
+  // The App that just came up, started again ahead of the next render of it (warm_view).
+  const p = pool();
+  const key = viewKey(model);
+  const had = p.views.get(key);
+  if (had !== undefined && !had.gone) {
+    p.views.delete(key);  // kept, as the App shown last
+    p.views.set(key, had);
+    return;
+  }
+  // What loadProxy reads, kept: the model may be gone (its cell cleared) by a renewal.
+  const kept = Object.fromEntries(["sandbox", "allow", "height", "proxy_doc", "resource_message"]
+    .map((name) => [name, model.get(name)]));
+  const settings = { get: (name) => kept[name] };
+  const proxy = loadProxy(settings);
+  proxy.frame.dataset.mcpnbWarmView = "";  // told apart from the warm proxy (DevTools, tests)
+  proxy.view = key;
+  proxy.resource = kept.resource_message;  // posted once the proxy says ready
+  proxy.timer = setTimeout(() => {
+    if (p.views.get(key) === proxy) p.views.delete(key);
+    dropProxy(proxy);
+    if (renewals > 0 && !document.hidden) warmView(settings, renewals - 1);
+  }, WARM_VIEW_MS);
+  p.views.set(key, proxy);
+  for (const [oldest, old] of p.views) {  // in the order they were shown
+    if (p.views.size <= WARM_VIEWS) break;
+    p.views.delete(oldest);
+    dropProxy(old);
+  }
 }
 
 function refill(model) {
@@ -418,9 +489,10 @@ function adoptProxy(model) {
   let proxy = isObject(key) ? p.started.get(key) || null : null;
   if (isObject(key)) p.started.delete(key);
   if (proxy !== null && proxy.gone) proxy = null;
-  if (proxy === null && levers.warm_proxy && movable() && !model.get("removed")
-      && !reachesThisPage(model.get("reach")) && p.warm !== null
-      && p.warm.key === proxyKey(model)) {
+  if (proxy === null && movable() && !model.get("removed")
+      && !reachesThisPage(model.get("reach"))
+      && (fitsWarmView(model) !== null || (levers.warm_proxy && p.warm !== null
+                                  && p.warm.key === proxyKey(model)))) {
     proxy = claimProxy(model);
   }
   if (proxy === null) return null;
