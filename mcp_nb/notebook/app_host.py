@@ -49,7 +49,6 @@ from ..protocol.lifecycle import State, TransitionRecord
 from ..protocol.models import CallToolResult
 from .app_consent import AppConsent
 from .app_download import DownloadPrompt
-from .app_forward import forward_request
 from .app_handoff import TEARDOWN_WAIT, AppHandoffs
 from .app_origins import notebook_origins, remember_page_origin
 from .app_verdict import AppVerdict
@@ -64,6 +63,7 @@ PROXY_SCRIPT = (Path(__file__).parent / "static" / "sandbox_proxy.js").read_text
 INITIALIZED_WAIT = 5.0
 #: The most the frame may grow to when the View reports its size (pixels).
 MAX_HEIGHT = 600
+#: Where a View that never says initialized stays.
 
 
 def declares_apps(session: Any) -> bool:
@@ -291,14 +291,30 @@ class AppHosting(AppConsent, AppVerdict, AppHandoffs):
                 self.frame.removed = True
 
     def _forward(self, action: Forward) -> None:
-        """The App's request, sent on the session's loop; its answer posted back once
-        (:mod:`.app_forward`)."""
-        def answer(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        """The App's request, sent on the session's loop; the answer is posted back later."""
+        session = self.hosted.session
+
+        async def send() -> dict[str, Any]:
+            return await session.request(action.method, action.params)
+
+        future = self.hosted.loop.submit(send())
+
+        def done(finished: Any) -> None:
+            error: dict[str, Any] | None = None
+            result: dict[str, Any] | None = None
+            try:
+                result = finished.result()
+            except ServerError as exc:
+                error = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    error["data"] = exc.data
+            except (McpError, Exception) as exc:  # the App gets an answer whatever happened
+                error = {"code": -32603, "message": f"{type(exc).__name__}: {exc}"}
             assert self.host is not None
             with self._lock:
                 self._apply(self.host.forwarded(action.app_id, result, error))
 
-        forward_request(self.hosted, action.method, action.params, answer)
+        future.add_done_callback(done)
 
     def _find_tool(self, name: str) -> Any:
         try:
