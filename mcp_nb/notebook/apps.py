@@ -39,6 +39,7 @@ from ..protocol.models import CallToolResult
 from . import render
 from .app_diagram import app_diagram_svg, app_sequence_svg
 from .app_host import AppHosting, declares_apps
+from .app_lane import AppLane, kernel_lane
 from .app_levers import lever, page_levers
 from .described import _Described
 
@@ -78,13 +79,29 @@ class AppFrame(anywidget.AnyWidget):
     #: Called once when the widget is closed (its views go from every page with it).
     on_close: Any = None
 
+    #: The page's speed levers that are on (mcp_nb.notebook.app_levers).
+    levers = traitlets.Dict().tag(sync=True)
+    #: The App lane, if this kernel has one ({"kernel", "frame", "secret"}; mcp_nb.notebook.
+    #: app_lane): the page sends this frame's messages through it when it can.
+    lane = traitlets.Dict().tag(sync=True)
+    #: The kernel's end of that lane (None: widget messages only).
+    lane_end: AppLane | None = None
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        """To the page: through the lane once the page speaks through it, else as a widget
+        message."""
+        if self.lane_end is not None and not buffers \
+                and self.lane_end.send(self.lane["frame"], content):
+            return
+        super().send(content, buffers)
+
     def close(self) -> None:
         closing = self.comm is not None
         super().close()
+        if self.lane_end is not None:
+            self.lane_end.unregister(self.lane["frame"])
         if closing and self.on_close is not None:
             self.on_close()
-    #: The page's speed levers that are on (mcp_nb.notebook.app_levers).
-    levers = traitlets.Dict().tag(sync=True)
 
 
 def frame_labels() -> dict[str, str]:
@@ -136,10 +153,14 @@ class AppView(AppHosting, _Described, w.VBox):
             return
         border = self.host.resource.prefers_border
         shared = {"layout": self.layout} if self._drafted else {}
+        lane = kernel_lane(self.hosted.loop) if lever("lane") else None
+        route = lane.register(self._on_lane_message) if lane is not None else {}
         self._relay(AppFrame(
             **self._frame_settings(), title=f"MCP App {self.tool_name} ({self.uri})",
             labels=frame_labels(), border=True if border is None else border,
-            levers=page_levers(), **shared))
+            levers=page_levers(), lane=route, **shared))
+        if self.frame is not None:
+            self.frame.lane_end = lane
         self._make_parts()
         # The result folds away under the App (structuredContent is for the App to draw; a
         # text-only host would show this), beside the lifecycle diagram.
@@ -147,6 +168,10 @@ class AppView(AppHosting, _Described, w.VBox):
         self.children = [self.header, self.verdict_line, self.consent, self.frame, self.notes,
                          w.Accordion([self.result_html, self.diagram],
                                      titles=(_("tool result"), _("App lifecycle")), **shared)]
+
+    def _on_lane_message(self, content: Mapping[str, Any]) -> None:
+        """What the page sent through the App lane: as if it came as a widget message."""
+        self._on_frame_message(self.frame, content, [])
 
     def _make_parts(self) -> None:
         """The parts' widgets, made from their drafts (``frame_first``): one model each, with

@@ -470,6 +470,7 @@ function refill(model) {
 }
 
 function initialize({ model, signal }) {
+  openLane(model.get("lane"));  // this kernel's App lane, opening for the Apps drawn next
   // prestart: the model is here before its cell is drawn.
   const levers = model.get("levers") || {};
   if (!levers.prestart || !movable() || model.get("removed") || !isObject(modelKey(model))
@@ -502,7 +503,7 @@ function adoptProxy(model) {
   return proxy;
 }
 
-function replay(proxy, frame, onMessage, model, page) {
+function replay(proxy, frame, onMessage, send, page) {
   // What the proxy and the View said before this render claimed them, in order, with the
   // times they said it; and how much was not kept, as the proxy's own refusals are said.
   const said = proxy.said;
@@ -512,7 +513,7 @@ function replay(proxy, frame, onMessage, model, page) {
     const message = { jsonrpc: "2.0", method: "ui/notifications/sandbox-message-refused",
                       params: { reason: "rate", dropped: proxy.dropped, requests: 0, methods: {},
                                 limit: `${SAID_LIMIT} before the cell was shown` } };
-    model.send({ kind: "frame", message, posted: [], at: Date.now(), page });
+    send({ kind: "frame", message, posted: [], at: Date.now(), page });
   }
 }
 
@@ -550,6 +551,88 @@ function moveIntoCell(box, frame) {
   return stop;
 }
 
+// -- the App lane (mcp_nb/notebook/app_lane.py) ---------------------------------------------
+// One websocket per kernel to the kit's server extension, which passes lines to and from a
+// socket of the kernel's: an App frame's messages without the kernel's shell channel (no
+// status busy/idle for the page to redraw, no kernel message for JupyterLab to route). A
+// frame that finds its kernel's lane open when it is drawn sends everything through it (and
+// is answered there); otherwise, or once the lane closes, widget messages as before.
+
+const LANES = Symbol.for("mcp_nb.app_frame.lanes");  // one per page: kernel id → lane
+
+function pageConfig() {
+  // JupyterLab's and Notebook's page settings: the base URL, and the token if the page uses one.
+  const element = document.getElementById("jupyter-config-data");
+  try {
+    return element ? JSON.parse(element.textContent || "{}") : {};
+  } catch (error) {
+    return {};
+  }
+}
+
+function laneUrl(kernel) {
+  const config = pageConfig();
+  const base = config.wsUrl
+    || `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${config.baseUrl || "/"}`;
+  const url = `${base.replace(/\/?$/, "/")}mcp_nb/apps/lane/${encodeURIComponent(kernel)}`;
+  return config.token ? `${url}?token=${encodeURIComponent(config.token)}` : url;
+}
+
+function openLane(route) {
+  // The page's lane to this frame's kernel if it is open now (null otherwise); opening one
+  // for the frames drawn after this one if there is none yet. A lane that failed is not
+  // tried again by this page for that kernel (no extension, a kernel elsewhere: it stays so).
+  if (!isObject(route) || typeof route.kernel !== "string" || typeof route.frame !== "string"
+      || typeof WebSocket !== "function") return null;
+  if (!window[LANES]) window[LANES] = new Map();
+  let lane = window[LANES].get(route.kernel);
+  if (lane === undefined) {
+    lane = { ws: null, frames: new Map(), failed: false };
+    window[LANES].set(route.kernel, lane);
+    try {
+      lane.ws = new WebSocket(laneUrl(route.kernel));
+    } catch (error) {
+      lane.failed = true;
+      return null;
+    }
+    lane.ws.onmessage = (event) => {
+      let said = null;
+      try { said = JSON.parse(event.data); } catch (error) { return; }
+      const frame = isObject(said) ? lane.frames.get(said.frame) : undefined;
+      if (frame !== undefined) frame(said.content);
+    };
+    lane.ws.onclose = () => {
+      // Opened once and closed (the server or kernel went): a later frame may try anew.
+      if (lane.ws.readyState === WebSocket.CLOSED && lane.opened) window[LANES].delete(route.kernel);
+      else lane.failed = true;
+    };
+    lane.ws.onopen = () => { lane.opened = true; };
+  }
+  return lane.ws !== null && lane.ws.readyState === WebSocket.OPEN ? lane : null;
+}
+
+function frameSender(model) {
+  // send(content): this frame's messages to the kernel, through the lane when it was open
+  // as the frame was drawn and still is, else as widget messages; listen(onCustom) takes
+  // what the kernel sends through the lane. Returns { send, listen, stop, lane }.
+  const route = model.get("lane");
+  let lane = openLane(route);
+  const send = (content) => {
+    if (lane !== null && lane.ws.readyState === WebSocket.OPEN) {
+      lane.ws.send(JSON.stringify({ frame: route.frame, secret: route.secret, content }));
+      return;
+    }
+    lane = null;
+    model.send(content);
+  };
+  return {
+    send,
+    listen(onCustom) { if (lane !== null) lane.frames.set(route.frame, onCustom); },
+    stop() { if (lane !== null) lane.frames.delete(route.frame); },
+    get lane() { return lane !== null; },
+  };
+}
+
 // One App, one frame: a second view of the same output (JupyterLab's "Create New View for
 // Output") would start a second View against one host lifecycle. It shows a note instead.
 const hosted = new WeakSet();
@@ -563,6 +646,8 @@ function render({ model, el }) {
     return () => {};
   }
   hosted.add(one);
+  const channel = frameSender(model);  // the App lane, or widget messages
+  const send = channel.send;
   const box = document.createElement("div");
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
@@ -573,7 +658,7 @@ function render({ model, el }) {
   const inline = document.createElement("button");
   inline.textContent = label("back_inline", "Back inline");
   inline.className = "mcpnb-app-inline";
-  inline.addEventListener("click", () => model.send({ kind: "escape" }));
+  inline.addEventListener("click", () => send({ kind: "escape" }));
   bar.appendChild(barText);
   bar.appendChild(inline);
   mark("render");
@@ -626,7 +711,7 @@ function render({ model, el }) {
     box.textContent = label("torn_down", "(App torn down)");
   };
   const teardown = pageTeardown(model, opening, toView, dropFrame, (outcome) => {
-    model.send({ kind: "teardown", outcome, at: Date.now(), page });
+    send({ kind: "teardown", outcome, at: Date.now(), page });
   });
   let resourcePosted = adopted !== null && adopted.resourcePosted;
   if (resourcePosted) opening.resourcePosted();
@@ -647,7 +732,7 @@ function render({ model, el }) {
       adopted.started();  // warm_proxy: the next one may load now
     }
     const posted = opening.fromView(message);
-    model.send({ kind: "frame", message, posted, at, page });
+    send({ kind: "frame", message, posted, at, page });
     teardown.fromView(message);
   };
   const onCustom = (content) => {
@@ -658,11 +743,11 @@ function render({ model, el }) {
   };
   const onBootstrap = () => {
     const at = Date.now();
-    for (const message of opening.changed()) model.send({ kind: "posted", message, at, page });
+    for (const message of opening.changed()) send({ kind: "posted", message, at, page });
   };
   const onKey = (event) => {
     if (event.key === "Escape" && model.get("display_mode") === "fullscreen") {
-      model.send({ kind: "escape" });
+      send({ kind: "escape" });
     }
   };
   window.addEventListener("message", onMessage);
@@ -674,12 +759,13 @@ function render({ model, el }) {
     const now = theme();
     if (now !== shownTheme) {
       shownTheme = now;
-      model.send({ kind: "theme", theme: now, styles: hostStyles(model) });
+      send({ kind: "theme", theme: now, styles: hostStyles(model) });
     }
   });
   themeWatch.observe(document.body, { attributes: true,
                                       attributeFilter: ["data-jp-theme-light"] });
   model.on("msg:custom", onCustom);
+  channel.listen(onCustom);
   model.on("change:height", place);
   model.on("change:display_mode", place);
   model.on("change:removed", removed);
@@ -689,7 +775,7 @@ function render({ model, el }) {
   // What only the browser knows, before the frame exists (so it precedes the proxy); "page"
   // tells this page from a later one (a reload), "frame" whether it builds the frame, and
   // "bootstrap" that it makes the host's opening moves itself.
-  model.send(Object.assign({ kind: "created", page, bootstrap: true,
+  send(Object.assign({ kind: "created", page, bootstrap: true,
                              frame: !model.get("removed") }, context));
   place();
   box.appendChild(bar);
@@ -698,9 +784,9 @@ function render({ model, el }) {
   el.appendChild(box);
   const unfollowConsent = followConsent(model, frame);
   if (reachesThisPage(model.get("reach"))) {
-    model.send({ kind: "page-origin-refused", origin: location.origin });
+    send({ kind: "page-origin-refused", origin: location.origin });
   } else if (adopted !== null) {
-    replay(adopted, frame, onMessage, model, page);
+    replay(adopted, frame, onMessage, send, page);
   } else if (!model.get("removed")) {
     frame.srcdoc = model.get("proxy_doc");
   }
@@ -725,7 +811,8 @@ function render({ model, el }) {
     if (adopted !== null && !box.contains(frame)) frame.remove();  // never reached the cell
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).
-    try { model.send({ kind: "view-removed" }); } catch (error) { /* comm already closed */ }
+    try { send({ kind: "view-removed" }); } catch (error) { /* comm already closed */ }
+    channel.stop();
   };
 }
 

@@ -1,0 +1,97 @@
+"""The Jupyter server's part of the App lane (:mod:`mcp_nb.notebook.app_lane`): a websocket
+at ``{base_url}mcp_nb/apps/lane/<kernel id>`` that passes an App frame's lines between the
+page and that kernel's Unix socket.
+
+Who may open it: whoever may open the kernel's own websocket. The handler is Jupyter
+Server's websocket handler with the same login check (``ws_authenticated``), the same
+origin check (``WebSocketMixin``) and the same authorization (``execute`` on ``kernels``).
+Where it connects is never the page's to say: the kernel is looked up among this server's
+kernels by id, and its lane file read from beside that kernel's connection file; the
+kernel then asks for the token written there. Lines go through unread, each at most
+:data:`~mcp_nb.notebook.app_lane.MAX_LINE` bytes; a longer one, or a binary frame, closes
+the websocket.
+
+A point of the kit's server extension (``mcp_nb.auth.jupyter``, enabled by
+``jupyter-config/jupyter_server_config.d/mcp_nb.json``). Imported by a Jupyter server only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import ws_authenticated
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.websocket import WebSocketHandler
+
+from .notebook.app_lane import LANE_SUFFIX, MAX_LINE
+
+ROUTE = r"mcp_nb/apps/lane/(?P<kernel_id>[0-9a-fA-F-]{36})"
+
+
+class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+    """One page's App lane to one kernel."""
+
+    auth_resource = "kernels"
+
+    def set_default_headers(self) -> None:
+        """None of JupyterHandler's headers: they make no sense on a websocket."""
+
+    @ws_authenticated
+    async def get(self, kernel_id: str) -> None:  # type: ignore[override]
+        authorized = await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "execute", "kernels"))
+        if not authorized:
+            raise web.HTTPError(403)
+        try:
+            kernel = self.kernel_manager.get_kernel(kernel_id)
+        except KeyError:
+            raise web.HTTPError(404, "no such kernel") from None
+        connection_file = getattr(kernel, "connection_file", "")
+        try:
+            lane = json.loads(Path(connection_file + LANE_SUFFIX).read_text(encoding="utf-8"))
+            self._reader, self._writer = await asyncio.open_unix_connection(
+                str(lane["path"]), limit=MAX_LINE)
+        except (OSError, ValueError, KeyError, TypeError):
+            # No lane for this kernel (none opened yet, or a kernel elsewhere): the page
+            # keeps to widget messages.
+            raise web.HTTPError(404, "this kernel has no App lane") from None
+        self._writer.write(json.dumps({"token": lane["token"]}).encode() + b"\n")
+        self._pump: asyncio.Task[None] | None = None
+        await super().get(kernel_id=kernel_id)
+
+    def open(self, kernel_id: str) -> None:  # type: ignore[override]
+        super().open()  # WebSocketMixin's pings
+        self.set_nodelay(True)  # one small line each way per App request
+        self._pump = asyncio.ensure_future(self._from_kernel())
+
+    async def _from_kernel(self) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.LimitOverrunError, ValueError):
+            while line := await self._reader.readline():
+                await self.write_message(line.rstrip(b"\n").decode("utf-8"))
+        self.close()
+
+    def on_message(self, message: str | bytes) -> None:
+        if isinstance(message, bytes) or len(message) > MAX_LINE or "\n" in message:
+            self.close(1009, "an App lane line is text, one line, at most 2 MiB")
+            return
+        self._writer.write(message.encode("utf-8") + b"\n")
+
+    def on_close(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+
+def add_lane_route(serverapp: Any) -> None:
+    """Serve the lane under the server's base URL."""
+    route = url_path_join(serverapp.web_app.settings["base_url"], ROUTE)
+    serverapp.web_app.add_handlers(".*$", [(route, AppLaneHandler)])
