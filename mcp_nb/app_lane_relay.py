@@ -52,8 +52,8 @@ class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type:
             raise web.HTTPError(403)
         try:
             kernel = self.kernel_manager.get_kernel(kernel_id)
-        except KeyError:
-            raise web.HTTPError(404, "no such kernel") from None
+        except (KeyError, web.HTTPError):  # jupyter_client's KeyError, or the server's 404
+            raise web.HTTPError(404, reason="no such kernel") from None
         connection_file = getattr(kernel, "connection_file", "")
         try:
             lane = json.loads(Path(connection_file + LANE_SUFFIX).read_text(encoding="utf-8"))
@@ -62,7 +62,7 @@ class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type:
         except (OSError, ValueError, KeyError, TypeError):
             # No lane for this kernel (none opened yet, or a kernel elsewhere): the page
             # keeps to widget messages.
-            raise web.HTTPError(404, "this kernel has no App lane") from None
+            raise web.HTTPError(404, reason="this kernel has no App lane") from None
         self._writer.write(json.dumps({"token": lane["token"]}).encode() + b"\n")
         self._pump: asyncio.Task[None] | None = None
         await super().get(kernel_id=kernel_id)
