@@ -125,6 +125,22 @@ def _without_nbgrader(config: Path) -> dict[str, str]:
     return {"JUPYTER_CONFIG_PATH": str(config)}
 
 
+#: The kit's Jupyter server extension, as a regular install enables it (its
+#: ``etc/jupyter/jupyter_server_config.d/mcp_nb.json``): the OAuth callback, the App lane,
+#: the kernel websocket's TCP_NODELAY. An editable install (the test command's) skips that file.
+KIT_SERVER_EXTENSION = "mcp_nb.auth.jupyter"
+
+
+def _as_installed(config: Path, *, nbgrader: bool) -> dict[str, str]:
+    """The configuration a learner's regular install gives every server: the kit's server
+    extension on; and, unless ``nbgrader``, nbgrader's off (:func:`_without_nbgrader`)."""
+    _merge_json(config / "jupyter_server_config.json", {"ServerApp": {
+        "jpserver_extensions": {KIT_SERVER_EXTENSION: True}}})
+    if not nbgrader:
+        _without_nbgrader(config)
+    return {"JUPYTER_CONFIG_PATH": str(config)}
+
+
 def _merge_json(path: Path, settings: dict[str, Any]) -> None:
     """Add ``settings`` (two levels deep) to the JSON file ``path``, keeping what it holds."""
     merged = json.loads(path.read_text()) if path.exists() else {}
@@ -239,7 +255,7 @@ class JupyterServer:
                               for prefix in (sys.prefix, sys.base_prefix))),
             "NO_PROXY": "127.0.0.1",
             "no_proxy": "127.0.0.1",
-            **({} if nbgrader else _without_nbgrader(home / "config-first")),
+            **_as_installed(home / "config-first", nbgrader=nbgrader),
             **(environment(self.base) if environment is not None else {}),
         }
         self.log_path = home / f"{front_end.name}.log"
