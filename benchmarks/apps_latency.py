@@ -17,12 +17,13 @@ The levers, each measured with and without in the same run:
   drifts over both alike.
 * **cache**: the session's copy of the App's ``ui://`` resource (:mod:`mcp_nb.notebook.
   app_cache`; ``hosted.app_resources.enabled``).
-* **frame_first**, **prestart**, **warm_proxy**, **warm_view** (:mod:`mcp_nb.notebook.
-  app_levers`): the App frame's widget first and the cell's other parts made after it from
+* **frame_first**, **prestart**, **warm_proxy**, **warm_view**, **channel** (:mod:`mcp_nb.
+  notebook.app_levers`): the App frame's widget first and the cell's other parts made after it from
   their drafts; the sandbox proxy loaded and given the View's HTML when the frame's model
   arrives, off-screen, then moved into the cell; one proxy kept loaded ahead for the next
-  App; a View of the last App started ahead for the next render of the same App. Switched
-  per cell through ``MCP_NB_APP_LEVERS_OFF`` in the kernel.
+  App; a View of the last App started ahead for the next render of the same App; the
+  frame's messages through the App channel. Switched per cell through
+  ``MCP_NB_APP_LEVERS_OFF`` in the kernel.
 
 Within each notebook the render cells cycle through :data:`CONFIGS` (all on, all off,
 warm_view off, and each other lever off on its own with warm_view off too: a warm View
@@ -48,8 +49,12 @@ Figures:
   read off.
 * **App round trip**: ``tools/call`` posted from inside the View (as its button does) until
   the answer is back in the View, timed there with ``performance.now()``: View → proxy →
-  page → kernel (comm) → MCP session → server and back; and the kernel's share of it (App
-  lane entry in → answer out, transcript times).
+  page → kernel → MCP session → server and back; and the kernel's share of it (App lane
+  entry in → answer out, transcript times). Timed in two Views of each page, in turns,
+  block of 10 by block: one drawn with the **channel** lever off (the page to the kernel as
+  widget messages on the kernel's websocket and shell channel) and one with it on (the App
+  channel: :mod:`mcp_nb.notebook.app_channel`, the kit's server extension's websocket to a
+  socket of the kernel's).
 """
 
 from __future__ import annotations
@@ -90,14 +95,16 @@ PAGE_LEVERS = ("frame_first", "prestart", "warm_proxy", "warm_view")
 #: name → (levers off, cache on): every render configuration, measured in turns.
 CONFIGS: dict[str, tuple[tuple[str, ...], bool]] = {
     "all on": ((), True),
-    "all off": (PAGE_LEVERS, False),
+    "all off": ((*PAGE_LEVERS, "channel"), False),
     "warm_view off": (("warm_view",), True),
+    "warm_view, channel off": (("warm_view", "channel"), True),
     "warm_view, cache off": (("warm_view",), False),
     "warm_view, frame_first off": (("warm_view", "frame_first"), True),
     "warm_view, prestart off": (("warm_view", "prestart"), True),
     "warm_view, warm_proxy off": (("warm_view", "warm_proxy"), True),
-    "warm_view, prestart, warm_proxy off": (("warm_view", "prestart", "warm_proxy"), True),
 }
+#: The App round trip's own lever: the App channel (mcp_nb.notebook.app_channel), per View.
+TRIP_CONFIGS = {"channel off": "channel", "channel on": ""}
 #: The lab's small App: the two ends, and a cold render with the other levers on.
 LAB_CONFIGS = ("all on", "warm_view off", "all off")
 
@@ -118,7 +125,9 @@ def _times(hosted):
              and e.method == "tools/call" and str(e.id).startswith("bench-")}
     answered = {e.id: e.time for e in entries if e.direction == "host→app" and e.id in asked}
     return {"calls": calls, "initialized": ready,
-            "kernel": [answered[i] - asked[i] for i in asked if i in answered]}
+            "kernel": {name: [answered[i] - asked[i] for i in asked
+                              if i in answered and i.startswith("bench-" + name + "-")]
+                       for name in ("channel off", "channel on")}}
 print(json.dumps({name: _times(hosted) for name, hosted in SESSIONS.items()}))"""
 
 #: Installed before the notebook's page loads: what reaches the top page, and when.
@@ -166,10 +175,10 @@ KERNEL_CLOCK = """() => {
   });
 }"""
 
-ROUND_TRIP = """async (count) => {
+ROUND_TRIP = """async ([count, name]) => {
   const times = [];
   for (let i = 0; i < count; i++) {
-    const id = "bench-" + Math.random().toString(36).slice(2) + "-" + i;
+    const id = "bench-" + name + "-" + Math.random().toString(36).slice(2) + "-" + i;
     const start = performance.now();
     await new Promise((resolve) => {
       const answered = (event) => {
@@ -259,6 +268,13 @@ class Side:
                     self.rounds[-1].append((len(sources), session, config))
                     sources.append(_config_cell(session, config, call))
         self.plan = [render for round_ in self.rounds for render in round_]
+        #: The Views the round trips are timed in, one per TRIP_CONFIGS entry (drawn after
+        #: the page's first App: by then the page's App channel is open).
+        self.trip_cells: dict[str, int] = {}
+        for name, off in TRIP_CONFIGS.items():
+            self.trip_cells[name] = len(sources)
+            sources.append(f"import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = {off!r}\n"
+                           "%mcp use basic\n%mcp call get-time")
         sources.append(MEASURE)
         self.measure_cell = len(sources) - 1
         write_notebook(root / "bench.ipynb", sources)
@@ -266,7 +282,7 @@ class Side:
         stack.callback(self.server.stop)
         self.small = small
         self.page: Any = None
-        self.trips: list[float] = []
+        self.trips: dict[str, list[float]] = {}
         #: Per render cell: (session, config, the View's document start, page clock).
         self.views: list[tuple[str, str, float | None]] = []
 
@@ -316,8 +332,11 @@ class Side:
         return started
 
     def round_trips(self, count: int) -> None:
+        """``count`` round trips in each round-trip View, in turns."""
         self.page.bring_to_front()
-        self.trips += self._basic_view().evaluate(ROUND_TRIP, count)
+        for name in TRIP_CONFIGS:
+            self.trips.setdefault(name, []).extend(
+                self._view(self.trip_cells[name]).evaluate(ROUND_TRIP, [count, name]))
 
     def clear(self, renders: list[tuple[int, str, str]]) -> None:
         """Clear these render cells' outputs, and let the page and kernel settle."""
@@ -329,10 +348,15 @@ class Side:
             }""", index)
         self.page.wait_for_timeout(500)
 
-    def _basic_view(self) -> Any:
-        """The View of the basic example's first render (its session is the one timed)."""
-        proxy = outputs(cell(self.page, self.setup)).locator("iframe.mcpnb-app-frame")
+    def _view(self, index: int) -> Any:
+        """The View in cell ``index``."""
+        proxy = outputs(cell(self.page, index)).locator("iframe.mcpnb-app-frame")
         return proxy.element_handle().content_frame().child_frames[0]
+
+    def trip_views(self) -> None:
+        """Draw the round trips' Views (the basic example's session is the one timed)."""
+        for index in self.trip_cells.values():
+            self.render(index, "basic")
 
     def results(self, starts: dict[int, float | None]) -> dict[str, Any]:
         timeline = self.page.evaluate("() => window.__mcpnbTimeline")
@@ -345,7 +369,7 @@ class Side:
         assert applied == self.nodelay, f"TCP_NODELAY: expected {self.nodelay}, log {applied}"
         steps = _render_steps(timeline)[self.setup:]  # from the first render cell on
         first = 1 + (1 if self.small else 0)
-        renders = steps[first:]
+        renders = steps[first:first + len(self.plan)]
         assert len(renders) == len(self.plan), (len(renders), len(self.plan))
         to_initialized: dict[str, list[float]] = {}
         for name in times:
@@ -355,8 +379,11 @@ class Side:
                                     for start, done in zip(calls, ready, strict=False)]
         result: dict[str, Any] = {
             "first_render_ms": round(to_initialized["basic"][0], 1),
-            "app_tools_call_round_trip": _summary(self.trips),
-            "of_which_in_the_kernel": _summary([t * 1000 for t in times["basic"]["kernel"]]),
+            "app_tools_call_round_trip": {name: _summary(trips)
+                                          for name, trips in self.trips.items()},
+            "of_which_in_the_kernel": {
+                name: _summary([t * 1000 for t in times["basic"]["kernel"][name]])
+                for name in TRIP_CONFIGS},
             "basic": {}, "lab": {},
         }
         seen = {"basic": 1, "lab": 1}  # each session's first render is on its own
@@ -408,7 +435,9 @@ def measure(renders: int, calls: int, command: str) -> dict[str, dict[str, Any]]
             for side in sides.values():
                 side.clear(side.rounds[number])
         for side in sides.values():
-            side._basic_view().evaluate(ROUND_TRIP, 5)  # warm-up, not counted
+            side.trip_views()
+            for name, index in side.trip_cells.items():
+                side._view(index).evaluate(ROUND_TRIP, [5, name])  # warm-up, not counted
         block = 10
         for done in range(0, calls, block):
             for side in sides.values():
@@ -443,12 +472,15 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             str(steps[c]["run_to_step_ms"].get(step, "")) for c in CONFIGS) + " |")
     trip = {n: results[n]["app_tools_call_round_trip"] for n in ("off", "on")}
     kernel = {n: results[n]["of_which_in_the_kernel"] for n in ("off", "on")}
-    rows += ["", "| App `tools/call` round trip | nodelay off | nodelay on | target |",
-             "|---|---:|---:|---:|",
-             f"| median (p90), {trip['on']['n']} calls | {_cell(trip['off'])} | "
-             f"{_cell(trip['on'])} | ≤ 20 ms |",
-             f"| … of which in the kernel, median | {kernel['off']['median_ms']} ms | "
-             f"{kernel['on']['median_ms']} ms | |"]
+    calls = trip["on"]["channel on"]["n"]
+    rows += ["", f"App `tools/call` round trip, median (p90), {calls} calls each:", "",
+             "| View | nodelay off | nodelay on | target |", "|---|---:|---:|---:|"]
+    for name in TRIP_CONFIGS:
+        rows += [f"| {name} | {_cell(trip['off'][name])} | {_cell(trip['on'][name])} "
+                 "| ≤ 20 ms |",
+                 f"| … {name}: min; in the kernel, median | {trip['off'][name]['min_ms']} ms; "
+                 f"{kernel['off'][name]['median_ms']} ms | {trip['on'][name]['min_ms']} ms; "
+                 f"{kernel['on'][name]['median_ms']} ms | |"]
     return "\n".join(rows)
 
 

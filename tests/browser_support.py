@@ -126,7 +126,7 @@ def _without_nbgrader(config: Path) -> dict[str, str]:
 
 
 #: The kit's Jupyter server extension, as a regular install enables it (its
-#: ``etc/jupyter/jupyter_server_config.d/mcp_nb.json``): the OAuth callback, the App lane,
+#: ``etc/jupyter/jupyter_server_config.d/mcp_nb.json``): the OAuth callback, the App channel,
 #: the kernel websocket's TCP_NODELAY. An editable install (the test command's) skips that file.
 KIT_SERVER_EXTENSION = "mcp_nb.auth.jupyter"
 

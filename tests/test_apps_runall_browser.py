@@ -135,9 +135,9 @@ def test_run_all_of_chapter_16_ends_with_its_apps_on_screen_and_their_transcript
 
 
 #: The teardowns the page decides: one App it brought up, one that never says initialized.
-#: The App lane is off: through it the kernel hears the pages while a cell runs (below).
+#: The App channel is off: through it the kernel hears the pages while a cell runs (below).
 TEARDOWNS = [
-    "import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = 'lane'\n%load_ext mcp_nb",
+    "import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = 'channel'\n%load_ext mcp_nb",
     "%mcp connect clock --lab=--apps",
     "up = %mcp app clock label=Paris\nup",
     "%mcp connect silent --lab=--apps --lab=--app-fault=no-initialized",
@@ -179,17 +179,17 @@ for view in (up, silent):
     assert "request" not in said[3] and said[3].startswith("[('held', "), said
 
 
-def test_through_the_app_lane_the_kernel_hears_the_pages_while_a_cell_runs(
+def test_through_the_app_channel_the_kernel_hears_the_pages_while_a_cell_runs(
         server: JupyterServer) -> None:
-    """The same two Apps and the same late teardown, the App lane on (the second App at
-    least is drawn with it open): the lane's own thread hands the kernel what the pages said
+    """The same two Apps and the same late teardown, the App channel on (the second App at
+    least is drawn with it open): the channel's own thread hands the kernel what the pages said
     while the cell ran, so the kernel knows the state of each View when the teardown comes."""
     heard = TEARDOWNS[5] + "\nprint('heard:', silent.lifecycle.state)"
-    write_notebook(server.root / "teardowns-lane.ipynb",
+    write_notebook(server.root / "teardowns-channel.ipynb",
                    ["%load_ext mcp_nb", *TEARDOWNS[1:5], heard, TEARDOWNS[6]])
     (server.root / "go").unlink(missing_ok=True)
-    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-lane.png"):
-        open_notebook(page, server, "teardowns-lane.ipynb")
+    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-channel.png"):
+        open_notebook(page, server, "teardowns-channel.ipynb")
         start_all(page)
         up, silent = cells(page).nth(2), cells(page).nth(4)
         _view(up).locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
@@ -203,9 +203,10 @@ def test_through_the_app_lane_the_kernel_hears_the_pages_while_a_cell_runs(
         said = run_in_kernel(page, """
 for view in (up, silent):
     print(view.lifecycle.state, [r.event.name for r in view.lifecycle.history][-3:],
-          view.frame.lane_end is not None and view.frame.lane_end.bound(view.frame.lane['frame']))
+          view.frame.channel_end is not None
+          and view.frame.channel_end.bound(view.frame.channel['frame']))
 """).splitlines()
-    assert said[1].endswith("True"), said  # the second App talked through the lane
+    assert said[1].endswith("True"), said  # the second App talked through the channel
     assert said[1].startswith("TornDown ['RESOURCE_SENT', 'INITIALIZE', 'REMOVE']"), said
     assert said[0].startswith("TornDown ['TOOL_RESULT', 'TEARDOWN', 'TEARDOWN_ANSWERED']"), said
 

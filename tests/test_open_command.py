@@ -99,11 +99,11 @@ def test_the_open_command_serves_the_tour(tmp_path: Path) -> None:
                                capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
         # The kit's server extension is on (the install put its config in place): its
-        # App lane answers, and says which kernel it does not know (not Jupyter's own 404).
-        lane = (f"http://127.0.0.1:{port}/mcp_nb/apps/lane/"
-                f"00000000-0000-0000-0000-000000000000?token={TOKEN}")
+        # App channel answers, and says which kernel it does not know (not Jupyter's own 404).
+        channel = (f"http://127.0.0.1:{port}/mcp_nb/apps/channel/"
+                   f"00000000-0000-0000-0000-000000000000?token={TOKEN}")
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(lane, timeout=10)
+            urllib.request.urlopen(channel, timeout=10)
         assert refused.value.code == 404 and refused.value.reason == "no such kernel"
     finally:
         with contextlib.suppress(ProcessLookupError):

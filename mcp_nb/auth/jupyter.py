@@ -135,7 +135,7 @@ def _callback_handler() -> Any:
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     # The kit's one server extension has two points: this OAuth callback route (and the
-    # MCP App lane's, mcp_nb.app_lane_relay), and the kernel websocket with TCP_NODELAY for
+    # MCP App channel's, mcp_nb.app_channel_relay), and the kernel websocket with TCP_NODELAY for
     # MCP Apps (mcp_nb.kernel_websocket).
     return [{"module": "mcp_nb.auth.jupyter"}, {"module": "mcp_nb.kernel_websocket"}]
 
@@ -143,8 +143,8 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     from jupyter_server.utils import url_path_join
 
-    from ..app_lane_relay import add_lane_route
+    from ..app_channel_relay import add_channel_route
 
     route = url_path_join(serverapp.web_app.settings["base_url"], CALLBACK_PATH)
     serverapp.web_app.add_handlers(".*$", [(route, _callback_handler())])
-    add_lane_route(serverapp)  # MCP Apps' frames, off the kernel's shell channel
+    add_channel_route(serverapp)  # MCP Apps' frames, off the kernel's shell channel

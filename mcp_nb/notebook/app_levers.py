@@ -21,9 +21,9 @@ cells of one kernel and measure both sides in the same minutes):
   the render that adopts it, whose answer carries that render's call. Nothing else reaches
   it before; it is dropped unclaimed after 45 s (the Apps SDK times a request out at 60 s).
   The first render of an App in a page gains nothing from it;
-* ``lane`` (kernel): the App frame's messages go between the page and the kernel through
-  the App lane (:mod:`.app_lane`), a websocket of the kit's server extension to a socket
-  of the kernel's, instead of as widget messages on the kernel's shell channel.
+* ``channel`` (kernel): the App frame's messages go between the page and the kernel through
+  the App channel (:mod:`.app_channel`), a websocket of the kit's server extension to a
+  socket of the kernel's, instead of as widget messages on the kernel's shell channel.
 
 The other two levers of issue 33 have their own switches: the kernel websocket's
 ``TCP_NODELAY`` (:mod:`mcp_nb.kernel_websocket`) and the session's copy of an App's
@@ -37,7 +37,7 @@ import os
 #: The environment variable naming the levers to turn off (e.g. ``prestart,warm_proxy``).
 LEVERS_OFF = "MCP_NB_APP_LEVERS_OFF"
 #: Every lever, by name.
-LEVERS = ("frame_first", "prestart", "warm_proxy", "warm_view", "lane")
+LEVERS = ("frame_first", "prestart", "warm_proxy", "warm_view", "channel")
 #: The levers the page pulls (sent to it with the frame's widget).
 PAGE_LEVERS = ("prestart", "warm_proxy", "warm_view")
 

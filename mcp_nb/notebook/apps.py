@@ -37,9 +37,9 @@ from ..i18n import _
 from ..protocol.errors import McpError
 from ..protocol.models import CallToolResult
 from . import render
+from .app_channel import AppChannel, kernel_channel
 from .app_diagram import app_diagram_svg, app_sequence_svg
 from .app_host import AppHosting, declares_apps
-from .app_lane import AppLane, kernel_lane
 from .app_levers import lever, page_levers
 from .described import _Described
 
@@ -81,25 +81,25 @@ class AppFrame(anywidget.AnyWidget):
 
     #: The page's speed levers that are on (mcp_nb.notebook.app_levers).
     levers = traitlets.Dict().tag(sync=True)
-    #: The App lane, if this kernel has one ({"kernel", "frame", "secret"}; mcp_nb.notebook.
-    #: app_lane): the page sends this frame's messages through it when it can.
-    lane = traitlets.Dict().tag(sync=True)
-    #: The kernel's end of that lane (None: widget messages only).
-    lane_end: AppLane | None = None
+    #: The App channel, if this kernel has one ({"kernel", "frame", "secret"}; mcp_nb.notebook.
+    #: app_channel): the page sends this frame's messages through it when it can.
+    channel = traitlets.Dict().tag(sync=True)
+    #: The kernel's end of that channel (None: widget messages only).
+    channel_end: AppChannel | None = None
 
     def send(self, content: Any, buffers: Any = None) -> None:
-        """To the page: through the lane once the page speaks through it, else as a widget
-        message."""
-        if self.lane_end is not None and not buffers \
-                and self.lane_end.send(self.lane["frame"], content):
+        """To the page: through the App channel once the page speaks through it, else as a
+        widget message."""
+        if self.channel_end is not None and not buffers \
+                and self.channel_end.send(self.channel["frame"], content):
             return
         super().send(content, buffers)
 
     def close(self) -> None:
         closing = self.comm is not None
         super().close()
-        if self.lane_end is not None:
-            self.lane_end.unregister(self.lane["frame"])
+        if self.channel_end is not None:
+            self.channel_end.unregister(self.channel["frame"])
         if closing and self.on_close is not None:
             self.on_close()
 
@@ -153,14 +153,14 @@ class AppView(AppHosting, _Described, w.VBox):
             return
         border = self.host.resource.prefers_border
         shared = {"layout": self.layout} if self._drafted else {}
-        lane = kernel_lane(self.hosted.loop) if lever("lane") else None
-        route = lane.register(self._on_lane_message) if lane is not None else {}
+        channel = kernel_channel(self.hosted.loop) if lever("channel") else None
+        route = channel.register(self._on_channel_message) if channel is not None else {}
         self._relay(AppFrame(
             **self._frame_settings(), title=f"MCP App {self.tool_name} ({self.uri})",
             labels=frame_labels(), border=True if border is None else border,
-            levers=page_levers(), lane=route, **shared))
+            levers=page_levers(), channel=route, **shared))
         if self.frame is not None:
-            self.frame.lane_end = lane
+            self.frame.channel_end = channel
         self._make_parts()
         # The result folds away under the App (structuredContent is for the App to draw; a
         # text-only host would show this), beside the lifecycle diagram.
@@ -169,8 +169,8 @@ class AppView(AppHosting, _Described, w.VBox):
                          w.Accordion([self.result_html, self.diagram],
                                      titles=(_("tool result"), _("App lifecycle")), **shared)]
 
-    def _on_lane_message(self, content: Mapping[str, Any]) -> None:
-        """What the page sent through the App lane: as if it came as a widget message."""
+    def _on_channel_message(self, content: Mapping[str, Any]) -> None:
+        """What the page sent through the App channel: as if it came as a widget message."""
         self._on_frame_message(self.frame, content, [])
 
     def _make_parts(self) -> None:

@@ -470,7 +470,7 @@ function refill(model) {
 }
 
 function initialize({ model, signal }) {
-  openLane(model.get("lane"));  // this kernel's App lane, opening for the Apps drawn next
+  openChannel(model.get("channel"));  // this kernel's App channel, for the Apps drawn next
   // prestart: the model is here before its cell is drawn.
   const levers = model.get("levers") || {};
   if (!levers.prestart || !movable() || model.get("removed") || !isObject(modelKey(model))
@@ -551,14 +551,14 @@ function moveIntoCell(box, frame) {
   return stop;
 }
 
-// -- the App lane (mcp_nb/notebook/app_lane.py) ---------------------------------------------
+// -- the App channel (mcp_nb/notebook/app_channel.py) ---------------------------------------
 // One websocket per kernel to the kit's server extension, which passes lines to and from a
 // socket of the kernel's: an App frame's messages without the kernel's shell channel (no
 // status busy/idle for the page to redraw, no kernel message for JupyterLab to route). A
-// frame that finds its kernel's lane open when it is drawn sends everything through it (and
-// is answered there); otherwise, or once the lane closes, widget messages as before.
+// frame that finds its kernel's channel open when it is drawn sends everything through it (and
+// is answered there); otherwise, or once the channel closes, widget messages as before.
 
-const LANES = Symbol.for("mcp_nb.app_frame.lanes");  // one per page: kernel id → lane
+const CHANNELS = Symbol.for("mcp_nb.app_frame.channels");  // per page: kernel id → channel
 
 function pageConfig() {
   // JupyterLab's and Notebook's page settings: the base URL, and the token if the page uses one.
@@ -570,66 +570,65 @@ function pageConfig() {
   }
 }
 
-function laneUrl(kernel) {
+function channelUrl(kernel) {
   const config = pageConfig();
   const base = config.wsUrl
     || `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${config.baseUrl || "/"}`;
-  const url = `${base.replace(/\/?$/, "/")}mcp_nb/apps/lane/${encodeURIComponent(kernel)}`;
+  const url = `${base.replace(/\/?$/, "/")}mcp_nb/apps/channel/${encodeURIComponent(kernel)}`;
   return config.token ? `${url}?token=${encodeURIComponent(config.token)}` : url;
 }
 
-function openLane(route) {
-  // The page's lane to this frame's kernel if it is open now (null otherwise); opening one
-  // for the frames drawn after this one if there is none yet. A lane that failed is not
+function openChannel(route) {
+  // The page's channel to this frame's kernel if it is open now (null otherwise); opening one
+  // for the frames drawn after this one if there is none yet. A channel that failed is not
   // tried again by this page for that kernel (no extension, a kernel elsewhere: it stays so).
   if (!isObject(route) || typeof route.kernel !== "string" || typeof route.frame !== "string"
       || typeof WebSocket !== "function") return null;
-  if (!window[LANES]) window[LANES] = new Map();
-  let lane = window[LANES].get(route.kernel);
-  if (lane === undefined) {
-    lane = { ws: null, frames: new Map(), failed: false };
-    window[LANES].set(route.kernel, lane);
+  if (!window[CHANNELS]) window[CHANNELS] = new Map();
+  let channel = window[CHANNELS].get(route.kernel);
+  if (channel === undefined) {
+    channel = { ws: null, frames: new Map(), opened: false };
+    window[CHANNELS].set(route.kernel, channel);
     try {
-      lane.ws = new WebSocket(laneUrl(route.kernel));
+      channel.ws = new WebSocket(channelUrl(route.kernel));
     } catch (error) {
-      lane.failed = true;
-      return null;
+      return null;  // a URL the browser refuses: widget messages for this page
     }
-    lane.ws.onmessage = (event) => {
+    channel.ws.onmessage = (event) => {
       let said = null;
       try { said = JSON.parse(event.data); } catch (error) { return; }
-      const frame = isObject(said) ? lane.frames.get(said.frame) : undefined;
+      const frame = isObject(said) ? channel.frames.get(said.frame) : undefined;
       if (frame !== undefined) frame(said.content);
     };
-    lane.ws.onclose = () => {
+    channel.ws.onclose = () => {
       // Opened once and closed (the server or kernel went): a later frame may try anew.
-      if (lane.ws.readyState === WebSocket.CLOSED && lane.opened) window[LANES].delete(route.kernel);
-      else lane.failed = true;
+      // Never opened (no extension, a kernel elsewhere): this page does not try again.
+      if (channel.opened) window[CHANNELS].delete(route.kernel);
     };
-    lane.ws.onopen = () => { lane.opened = true; };
+    channel.ws.onopen = () => { channel.opened = true; };
   }
-  return lane.ws !== null && lane.ws.readyState === WebSocket.OPEN ? lane : null;
+  return channel.ws !== null && channel.ws.readyState === WebSocket.OPEN ? channel : null;
 }
 
 function frameSender(model) {
-  // send(content): this frame's messages to the kernel, through the lane when it was open
+  // send(content): this frame's messages to the kernel, through the channel when it was open
   // as the frame was drawn and still is, else as widget messages; listen(onCustom) takes
-  // what the kernel sends through the lane. Returns { send, listen, stop, lane }.
-  const route = model.get("lane");
-  let lane = openLane(route);
+  // what the kernel sends through the channel. Returns { send, listen, stop, channel }.
+  const route = model.get("channel");
+  let channel = openChannel(route);
   const send = (content) => {
-    if (lane !== null && lane.ws.readyState === WebSocket.OPEN) {
-      lane.ws.send(JSON.stringify({ frame: route.frame, secret: route.secret, content }));
+    if (channel !== null && channel.ws.readyState === WebSocket.OPEN) {
+      channel.ws.send(JSON.stringify({ frame: route.frame, secret: route.secret, content }));
       return;
     }
-    lane = null;
+    channel = null;
     model.send(content);
   };
   return {
     send,
-    listen(onCustom) { if (lane !== null) lane.frames.set(route.frame, onCustom); },
-    stop() { if (lane !== null) lane.frames.delete(route.frame); },
-    get lane() { return lane !== null; },
+    listen(onCustom) { if (channel !== null) channel.frames.set(route.frame, onCustom); },
+    stop() { if (channel !== null) channel.frames.delete(route.frame); },
+    get channel() { return channel !== null; },
   };
 }
 
@@ -646,8 +645,8 @@ function render({ model, el }) {
     return () => {};
   }
   hosted.add(one);
-  const channel = frameSender(model);  // the App lane, or widget messages
-  const send = channel.send;
+  const sender = frameSender(model);  // the App channel, or widget messages
+  const send = sender.send;
   const box = document.createElement("div");
   box.className = "mcpnb-app";
   const bar = document.createElement("div");
@@ -765,7 +764,7 @@ function render({ model, el }) {
   themeWatch.observe(document.body, { attributes: true,
                                       attributeFilter: ["data-jp-theme-light"] });
   model.on("msg:custom", onCustom);
-  channel.listen(onCustom);
+  sender.listen(onCustom);
   model.on("change:height", place);
   model.on("change:display_mode", place);
   model.on("change:removed", removed);
@@ -812,7 +811,7 @@ function render({ model, el }) {
     // The output is going (cleared, cell re-run): the frame dies with it, so the host
     // can only say so afterwards (docs/apps.md: teardown on clear is best effort).
     try { send({ kind: "view-removed" }); } catch (error) { /* comm already closed */ }
-    channel.stop();
+    sender.stop();
   };
 }
 

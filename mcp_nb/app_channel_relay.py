@@ -1,14 +1,14 @@
-"""The Jupyter server's part of the App lane (:mod:`mcp_nb.notebook.app_lane`): a websocket
-at ``{base_url}mcp_nb/apps/lane/<kernel id>`` that passes an App frame's lines between the
+"""The Jupyter server's part of the App channel (:mod:`mcp_nb.notebook.app_channel`): a websocket
+at ``{base_url}mcp_nb/apps/channel/<kernel id>`` that passes an App frame's lines between the
 page and that kernel's Unix socket.
 
 Who may open it: whoever may open the kernel's own websocket. The handler is Jupyter
 Server's websocket handler with the same login check (``ws_authenticated``), the same
 origin check (``WebSocketMixin``) and the same authorization (``execute`` on ``kernels``).
 Where it connects is never the page's to say: the kernel is looked up among this server's
-kernels by id, and its lane file read from beside that kernel's connection file; the
+kernels by id, and its channel file read from beside that kernel's connection file; the
 kernel then asks for the token written there. Lines go through unread, each at most
-:data:`~mcp_nb.notebook.app_lane.MAX_LINE` bytes; a longer one, or a binary frame, closes
+:data:`~mcp_nb.notebook.app_channel.MAX_LINE` bytes; a longer one, or a binary frame, closes
 the websocket.
 
 A point of the kit's server extension (``mcp_nb.auth.jupyter``, enabled by
@@ -31,13 +31,13 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.websocket import WebSocketHandler
 
-from .notebook.app_lane import LANE_SUFFIX, MAX_LINE
+from .notebook.app_channel import CHANNEL_SUFFIX, MAX_LINE
 
-ROUTE = r"mcp_nb/apps/lane/(?P<kernel_id>[0-9a-fA-F-]{36})"
+ROUTE = r"mcp_nb/apps/channel/(?P<kernel_id>[0-9a-fA-F-]{36})"
 
 
-class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
-    """One page's App lane to one kernel."""
+class AppChannelHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+    """One page's App channel to one kernel."""
 
     auth_resource = "kernels"
 
@@ -56,14 +56,14 @@ class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type:
             raise web.HTTPError(404, reason="no such kernel") from None
         connection_file = getattr(kernel, "connection_file", "")
         try:
-            lane = json.loads(Path(connection_file + LANE_SUFFIX).read_text(encoding="utf-8"))
+            channel = json.loads(Path(connection_file + CHANNEL_SUFFIX).read_text(encoding="utf-8"))
             self._reader, self._writer = await asyncio.open_unix_connection(
-                str(lane["path"]), limit=MAX_LINE)
+                str(channel["path"]), limit=MAX_LINE)
         except (OSError, ValueError, KeyError, TypeError):
-            # No lane for this kernel (none opened yet, or a kernel elsewhere): the page
+            # No channel for this kernel (none opened yet, or a kernel elsewhere): the page
             # keeps to widget messages.
-            raise web.HTTPError(404, reason="this kernel has no App lane") from None
-        self._writer.write(json.dumps({"token": lane["token"]}).encode() + b"\n")
+            raise web.HTTPError(404, reason="this kernel has no App channel") from None
+        self._writer.write(json.dumps({"token": channel["token"]}).encode() + b"\n")
         self._pump: asyncio.Task[None] | None = None
         await super().get(kernel_id=kernel_id)
 
@@ -80,7 +80,7 @@ class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type:
 
     def on_message(self, message: str | bytes) -> None:
         if isinstance(message, bytes) or len(message) > MAX_LINE or "\n" in message:
-            self.close(1009, "an App lane line is text, one line, at most 2 MiB")
+            self.close(1009, "an App channel line is text, one line, at most 2 MiB")
             return
         self._writer.write(message.encode("utf-8") + b"\n")
 
@@ -91,7 +91,7 @@ class AppLaneHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # type:
             self._writer.close()
 
 
-def add_lane_route(serverapp: Any) -> None:
-    """Serve the lane under the server's base URL."""
+def add_channel_route(serverapp: Any) -> None:
+    """Serve the channel under the server's base URL."""
     route = url_path_join(serverapp.web_app.settings["base_url"], ROUTE)
-    serverapp.web_app.add_handlers(".*$", [(route, AppLaneHandler)])
+    serverapp.web_app.add_handlers(".*$", [(route, AppChannelHandler)])

@@ -1,9 +1,10 @@
-"""The kernel's end of the App lane (:mod:`mcp_nb.notebook.app_lane`), over a real Unix socket.
+"""The kernel's end of the App channel (:mod:`mcp_nb.notebook.app_channel`), over a real Unix
+socket.
 
-What a relay must present (the token from the lane file), what a frame's line must carry (its
-id and secret), the order lines are handled in, when the kernel answers through the lane
+What a relay must present (the token from the channel file), what a frame's line must carry (its
+id and secret), the order lines are handled in, when the kernel answers through the channel
 (only once the frame's page spoke through it), and what is left behind (nothing). The whole
-path through Jupyter Server and a browser is ``tests/test_apps_lane_browser.py``.
+path through Jupyter Server and a browser is ``tests/test_apps_channel_browser.py``.
 """
 
 from __future__ import annotations
@@ -19,24 +20,24 @@ from typing import Any
 
 import pytest
 
-from mcp_nb.notebook.app_lane import LANE_SUFFIX, AppLane, kernel_lane
+from mcp_nb.notebook.app_channel import CHANNEL_SUFFIX, AppChannel, kernel_channel
 from mcp_nb.notebook.loop import BackgroundLoop
 
 pytestmark = pytest.mark.skipif(not hasattr(asyncio, "start_unix_server"),
-                                reason="the App lane needs Unix sockets")
+                                reason="the App channel needs Unix sockets")
 
 
 @pytest.fixture
 def loop() -> Iterator[BackgroundLoop]:
-    running = BackgroundLoop("test-app-lane")
+    running = BackgroundLoop("test-app-channel")
     yield running
     running.stop()
 
 
 @pytest.fixture
-def lane(loop: BackgroundLoop, tmp_path: Path) -> Iterator[AppLane]:
+def channel(loop: BackgroundLoop, tmp_path: Path) -> Iterator[AppChannel]:
     kernel = str(uuid.uuid4())
-    made = AppLane(loop, tmp_path / f"kernel-{kernel}.json", kernel)
+    made = AppChannel(loop, tmp_path / f"kernel-{kernel}.json", kernel)
     yield made
     made.close()
 
@@ -44,9 +45,9 @@ def lane(loop: BackgroundLoop, tmp_path: Path) -> Iterator[AppLane]:
 class Relay:
     """What the server extension does: connect, present a token, pass lines."""
 
-    def __init__(self, loop: BackgroundLoop, lane: AppLane, token: str | None = None) -> None:
+    def __init__(self, loop: BackgroundLoop, channel: AppChannel, token: str | None = None) -> None:
         self.loop = loop
-        said = json.loads(lane.lane_file.read_text())
+        said = json.loads(channel.channel_file.read_text())
         self.reader, self.writer = loop.run(asyncio.open_unix_connection(said["path"]))
         self.line({"token": token if token is not None else said["token"]})
 
@@ -83,39 +84,39 @@ def _wait_for(got: list[Any], count: int) -> None:
     raise AssertionError(f"only {len(got)} of {count} lines handled: {got}")
 
 
-def test_the_lane_file_and_socket_are_the_kernel_users_alone(lane: AppLane) -> None:
-    said = json.loads(lane.lane_file.read_text())
+def test_the_channel_file_and_socket_are_the_kernel_users_alone(channel: AppChannel) -> None:
+    said = json.loads(channel.channel_file.read_text())
     assert set(said) == {"path", "token"} and len(said["token"]) >= 32
-    assert lane.lane_file.name.endswith(".json" + LANE_SUFFIX)
-    assert stat.S_IMODE(lane.lane_file.stat().st_mode) == 0o600
+    assert channel.channel_file.name.endswith(".json" + CHANNEL_SUFFIX)
+    assert stat.S_IMODE(channel.channel_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(Path(said["path"]).stat().st_mode) == 0o600
     assert stat.S_IMODE(Path(said["path"]).parent.stat().st_mode) == 0o700
 
 
-def test_a_frames_lines_reach_its_handler_in_order_on_the_lanes_thread(
-        loop: BackgroundLoop, lane: AppLane) -> None:
+def test_a_frames_lines_reach_its_handler_in_order_on_the_channels_thread(
+        loop: BackgroundLoop, channel: AppChannel) -> None:
     got, _arrived, handle = _handler()
-    route = lane.register(handle)
-    assert route["kernel"] == lane.kernel_id and route["frame"] and route["secret"]
-    relay = Relay(loop, lane)
+    route = channel.register(handle)
+    assert route["kernel"] == channel.kernel_id and route["frame"] and route["secret"]
+    relay = Relay(loop, channel)
     for number in range(20):
         relay.line({"frame": route["frame"], "secret": route["secret"],
                     "content": {"kind": "frame", "n": number}})
     _wait_for(got, 20)
     assert [content["n"] for content, _thread in got] == list(range(20))
-    assert {thread for _content, thread in got} == {"mcp_nb-app-lane"}
+    assert {thread for _content, thread in got} == {"mcp_nb-app-channel"}
     relay.close()
 
 
 def test_a_wrong_token_secret_or_frame_is_never_handled(
-        loop: BackgroundLoop, lane: AppLane) -> None:
+        loop: BackgroundLoop, channel: AppChannel) -> None:
     got, _arrived, handle = _handler()
-    route = lane.register(handle)
+    route = channel.register(handle)
     line = {"frame": route["frame"], "secret": route["secret"], "content": {"kind": "frame"}}
-    impostor = Relay(loop, lane, token="not the token")
+    impostor = Relay(loop, channel, token="not the token")
     impostor.line(line)
     assert impostor.read() is None  # the kernel hung up on it
-    relay = Relay(loop, lane)
+    relay = Relay(loop, channel)
     relay.line({**line, "secret": "not the secret"})
     relay.line({**line, "frame": "0123456789abcdef"})
     relay.line("{not json")
@@ -123,35 +124,35 @@ def test_a_wrong_token_secret_or_frame_is_never_handled(
     relay.line({**line, "content": {"kind": "frame", "last": True}})  # the one that counts
     _wait_for(got, 1)
     assert [content for content, _thread in got] == [{"kind": "frame", "last": True}]
-    assert not lane.bound("0123456789abcdef")
+    assert not channel.bound("0123456789abcdef")
     relay.close()
 
 
-def test_the_kernel_answers_through_the_lane_once_the_page_spoke_through_it(
-        loop: BackgroundLoop, lane: AppLane) -> None:
+def test_the_kernel_answers_through_the_channel_once_the_page_spoke_through_it(
+        loop: BackgroundLoop, channel: AppChannel) -> None:
     got, _arrived, handle = _handler()
-    route = lane.register(handle)
-    assert not lane.bound(route["frame"])
-    assert lane.send(route["frame"], {"kind": "frame", "message": {"id": 1}}) is False
-    relay = Relay(loop, lane)
+    route = channel.register(handle)
+    assert not channel.bound(route["frame"])
+    assert channel.send(route["frame"], {"kind": "frame", "message": {"id": 1}}) is False
+    relay = Relay(loop, channel)
     relay.line({"frame": route["frame"], "secret": route["secret"],
                 "content": {"kind": "created"}})
     _wait_for(got, 1)
-    assert lane.bound(route["frame"])
-    assert lane.send(route["frame"], {"kind": "frame", "message": {"id": 1}}) is True
+    assert channel.bound(route["frame"])
+    assert channel.send(route["frame"], {"kind": "frame", "message": {"id": 1}}) is True
     assert relay.read() == {"frame": route["frame"],
                             "content": {"kind": "frame", "message": {"id": 1}}}
     # The page's connection goes: widget messages again.
     relay.close()
     for _ in range(1000):
-        if not lane.bound(route["frame"]):
+        if not channel.bound(route["frame"]):
             break
         threading.Event().wait(0.01)
-    assert not lane.bound(route["frame"])
-    assert lane.send(route["frame"], {"kind": "frame"}) is False
+    assert not channel.bound(route["frame"])
+    assert channel.send(route["frame"], {"kind": "frame"}) is False
     # A frame unregistered (its widget closed) is not handled any more.
-    lane.unregister(route["frame"])
-    again = Relay(loop, lane)
+    channel.unregister(route["frame"])
+    again = Relay(loop, channel)
     again.line({"frame": route["frame"], "secret": route["secret"], "content": {"kind": "x"}})
     again.line({"token": "a line of nothing, to be sure the one before was read"})
     threading.Event().wait(0.2)
@@ -159,14 +160,15 @@ def test_the_kernel_answers_through_the_lane_once_the_page_spoke_through_it(
     again.close()
 
 
-def test_a_handler_that_fails_does_not_end_the_lane(loop: BackgroundLoop, lane: AppLane) -> None:
+def test_a_handler_that_fails_does_not_end_the_channel(
+        loop: BackgroundLoop, channel: AppChannel) -> None:
     got, _arrived, handle = _handler()
 
     def fails(content: Any) -> None:
         raise RuntimeError("an App's bad turn")
 
-    bad, good = lane.register(fails), lane.register(handle)
-    relay = Relay(loop, lane)
+    bad, good = channel.register(fails), channel.register(handle)
+    relay = Relay(loop, channel)
     relay.line({"frame": bad["frame"], "secret": bad["secret"], "content": {"kind": "x"}})
     relay.line({"frame": good["frame"], "secret": good["secret"], "content": {"kind": "y"}})
     _wait_for(got, 1)
@@ -176,11 +178,11 @@ def test_a_handler_that_fails_does_not_end_the_lane(loop: BackgroundLoop, lane: 
 
 def test_closing_leaves_nothing_behind(loop: BackgroundLoop, tmp_path: Path) -> None:
     kernel = str(uuid.uuid4())
-    made = AppLane(loop, tmp_path / f"kernel-{kernel}.json", kernel)
+    made = AppChannel(loop, tmp_path / f"kernel-{kernel}.json", kernel)
     directory = made.socket_path.parent
     made.close()
-    assert not made.lane_file.exists() and not directory.exists()
+    assert not made.channel_file.exists() and not directory.exists()
 
 
-def test_outside_a_jupyter_kernel_there_is_no_lane(loop: BackgroundLoop) -> None:
-    assert kernel_lane(loop) is None
+def test_outside_a_jupyter_kernel_there_is_no_channel(loop: BackgroundLoop) -> None:
+    assert kernel_channel(loop) is None

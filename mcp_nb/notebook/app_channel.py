@@ -1,21 +1,21 @@
-"""The App lane: an App frame's messages between the page and the kernel, off the kernel's
+"""The App channel: an App frame's messages between the page and the kernel, off the kernel's
 shell channel.
 
 Why: an App's ``tools/call`` sent as a widget message costs the page more than the wire.
 The kernel publishes ``status: busy`` and ``status: idle`` around every widget message it
 handles, and JupyterLab redraws its kernel indicators for each: a profile of the notebook
 page during App round trips found its main thread busy about 14 ms per round trip, most of
-it that redrawing and the layout it causes (benchmarks/RESULTS.md, "The App lane"). The
-lane carries the frame's messages past all of that: no shell message, so no status; no
+it that redrawing and the layout it causes (benchmarks/RESULTS.md, "The App channel"). The
+channel carries the frame's messages past all of that: no shell message, so no status; no
 kernel message for JupyterLab to route; no widget message for ipywidgets to dispatch.
 
 How, three pieces, each on its own side:
 
 * the kernel (this module) listens on a Unix socket of its own, in a directory only its
   user can enter, and writes where, with a token, beside its connection file
-  (``kernel-<id>.json`` → ``kernel-<id>.json.mcp_nb-lane``, owner-only);
-* the kit's Jupyter server extension (:mod:`mcp_nb.app_lane_relay`) serves
-  ``{base_url}mcp_nb/apps/lane/<kernel id>``, a websocket behind Jupyter's own login and
+  (``kernel-<id>.json`` → ``kernel-<id>.json.mcp_nb-apps``, owner-only);
+* the kit's Jupyter server extension (:mod:`mcp_nb.app_channel_relay`) serves
+  ``{base_url}mcp_nb/apps/channel/<kernel id>``, a websocket behind Jupyter's own login and
   its ``execute`` permission on kernels (as the kernel's own websocket), reads that file
   for the kernel it names, and passes lines both ways;
 * the page (``app_frame.js``) opens one such websocket per kernel, and each App frame
@@ -24,12 +24,12 @@ How, three pieces, each on its own side:
 
 Each line is one JSON object: ``{"frame", "secret", "content"}`` from the page (content as
 the page would send it as a widget message), ``{"frame", "content"}`` to it. The kernel
-handles a frame's lines in order on one thread of the lane's (the widget path's handler,
-unchanged), and answers through the lane once the frame has spoken through it.
+handles a frame's lines in order on one thread of the channel's (the widget path's handler,
+unchanged), and answers through the channel once the frame has spoken through it.
 
-Nothing depends on it: no lane (the extension not enabled, a kernel on another machine, a
-kernel that is not Jupyter's, ``MCP_NB_APP_LEVERS_OFF=lane``, a page that could not open
-it) is the widget path as before. If the lane closes while an App is up, the frame goes on
+Nothing depends on it: no channel (the extension not enabled, a kernel on another machine, a
+kernel that is not Jupyter's, ``MCP_NB_APP_LEVERS_OFF=channel``, a page that could not open
+it) is the widget path as before. If the channel closes while an App is up, the frame goes on
 with widget messages; what was in flight at that moment may arrive out of order.
 """
 
@@ -54,9 +54,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-#: Beside the kernel's connection file: where its lane is, and the token it asks for.
-LANE_SUFFIX = ".mcp_nb-lane"
-#: The longest line the lane takes (bytes): the page's proxy refuses an App's message over
+#: Beside the kernel's connection file: where its channel is, and the token it asks for.
+CHANNEL_SUFFIX = ".mcp_nb-apps"
+#: The longest line the channel takes (bytes): the page's proxy refuses an App's message over
 #: 1 MiB, and a line also carries the frame's id and secret around it.
 MAX_LINE = 2 * 1024 * 1024
 #: How Jupyter Server names a kernel's connection file.
@@ -66,7 +66,7 @@ Handler = Callable[[Mapping[str, Any]], None]
 
 
 class _Frame:
-    """One App frame known to the lane: its secret, what handles its lines, and the
+    """One App frame known to the channel: its secret, what handles its lines, and the
     connection its page speaks through (None until the page's first line)."""
 
     def __init__(self, secret: str, handler: Handler) -> None:
@@ -75,10 +75,10 @@ class _Frame:
         self.writer: asyncio.StreamWriter | None = None
 
 
-class AppLane:
-    """The kernel's end of the lane: a Unix socket on the sessions' loop (see the module).
+class AppChannel:
+    """The kernel's end of the channel: a Unix socket on the sessions' loop (see the module).
 
-    Made by :func:`kernel_lane`; one per kernel process.
+    Made by :func:`kernel_channel`; one per kernel process.
     """
 
     def __init__(self, loop: Any, connection_file: Path, kernel_id: str) -> None:
@@ -87,18 +87,18 @@ class AppLane:
         self._frames: dict[str, _Frame] = {}
         self._lock = threading.Lock()
         self._work: queue.SimpleQueue[tuple[Handler, Mapping[str, Any]]] = queue.SimpleQueue()
-        self._directory = Path(tempfile.mkdtemp(prefix="mcp_nb-lane-"))  # 0700
-        self.socket_path = self._directory / "lane.sock"
+        self._directory = Path(tempfile.mkdtemp(prefix="mcp_nb-apps-"))  # 0700
+        self.socket_path = self._directory / "channel.sock"
         self._token = secrets.token_urlsafe(32)
-        self.lane_file = Path(str(connection_file) + LANE_SUFFIX)
+        self.channel_file = Path(str(connection_file) + CHANNEL_SUFFIX)
         self._server = loop.run(asyncio.start_unix_server(
             self._serve, path=str(self.socket_path), limit=MAX_LINE))
         os.chmod(self.socket_path, 0o600)
-        descriptor = os.open(self.lane_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        descriptor = os.open(self.channel_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as written:
             json.dump({"path": str(self.socket_path), "token": self._token}, written)
         atexit.register(self.close)
-        threading.Thread(target=self._handle, name="mcp_nb-app-lane", daemon=True).start()
+        threading.Thread(target=self._handle, name="mcp_nb-app-channel", daemon=True).start()
 
     # -- the frames ------------------------------------------------------------------------
 
@@ -114,13 +114,13 @@ class AppLane:
             self._frames.pop(frame, None)
 
     def bound(self, frame: str) -> bool:
-        """Whether the frame's page speaks through the lane (so it is answered there)."""
+        """Whether the frame's page speaks through the channel (so it is answered there)."""
         with self._lock:
             known = self._frames.get(frame)
             return known is not None and known.writer is not None
 
     def send(self, frame: str, content: Mapping[str, Any]) -> bool:
-        """Send ``content`` to the frame's page through the lane; False if it is not there."""
+        """Send ``content`` to the frame's page through the channel; False if it is not there."""
         with self._lock:
             known = self._frames.get(frame)
             writer = known.writer if known is not None else None
@@ -145,7 +145,7 @@ class AppLane:
             while line := await reader.readline():
                 self._receive(line, writer)
         except (ValueError, ConnectionError, asyncio.LimitOverrunError) as exc:
-            log.debug("mcp_nb: an App lane connection ended: %s", exc)
+            log.debug("mcp_nb: an App channel connection ended: %s", exc)
         finally:
             with self._lock:
                 for known in self._frames.values():
@@ -175,30 +175,30 @@ class AppLane:
             handler, content = self._work.get()
             try:
                 handler(content)
-            except Exception:  # one App's bad turn must not end the lane for the others
-                log.exception("mcp_nb: an App lane message could not be handled")
+            except Exception:  # one App's bad turn must not end the channel for the others
+                log.exception("mcp_nb: an App channel message could not be handled")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self.lane_file.unlink()
+            self.channel_file.unlink()
         with contextlib.suppress(Exception):
             self._loop.call_soon(self._server.close)
         shutil.rmtree(self._directory, ignore_errors=True)
 
 
-_lanes: dict[int, AppLane | None] = {}
-_lanes_lock = threading.Lock()
+_channels: dict[int, AppChannel | None] = {}
+_channels_lock = threading.Lock()
 
 
-def kernel_lane(loop: Any) -> AppLane | None:
-    """This kernel's lane on ``loop`` (made on first use), or None where there can be none."""
-    with _lanes_lock:
-        if id(loop) not in _lanes:
-            _lanes[id(loop)] = _open_lane(loop)
-        return _lanes[id(loop)]
+def kernel_channel(loop: Any) -> AppChannel | None:
+    """This kernel's channel on ``loop`` (made on first use), or None where there can be none."""
+    with _channels_lock:
+        if id(loop) not in _channels:
+            _channels[id(loop)] = _open_channel(loop)
+        return _channels[id(loop)]
 
 
-def _open_lane(loop: Any) -> AppLane | None:
+def _open_channel(loop: Any) -> AppChannel | None:
     try:
         from ipykernel.connect import get_connection_file
 
@@ -209,7 +209,7 @@ def _open_lane(loop: Any) -> AppLane | None:
     if match is None or not hasattr(asyncio, "start_unix_server"):
         return None  # not a kernel Jupyter Server started, or no Unix sockets here
     try:
-        return AppLane(loop, connection_file, match["id"])
+        return AppChannel(loop, connection_file, match["id"])
     except OSError as exc:
-        log.warning("mcp_nb: no App lane (%s); App frames use widget messages", exc)
+        log.warning("mcp_nb: no App channel (%s); App frames use widget messages", exc)
         return None

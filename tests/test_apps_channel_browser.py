@@ -1,8 +1,9 @@
-"""The App lane in a real JupyterLab (``mcp_nb/notebook/app_lane.py``, ``mcp_nb/app_lane_relay.py``,
-``app_frame.js``): an App frame drawn once its kernel's lane is open sends everything through
-it, and its ``tools/call`` never crosses the kernel's websocket; with the ``lane`` lever off
-the frame uses widget messages as before; the server's end opens only for a logged-in user,
-only to a kernel of its own that has a lane; and a kernel that exits leaves no lane behind.
+"""The App channel in a real JupyterLab (``mcp_nb/notebook/app_channel.py``,
+``mcp_nb/app_channel_relay.py``, ``app_frame.js``): an App frame drawn once its kernel's
+channel is open sends everything through it, and its ``tools/call`` never crosses the kernel's
+websocket; with the ``channel`` lever off the frame uses widget messages as before; the
+server's end opens only for a logged-in user, only to a kernel of its own that has a channel;
+and a kernel that exits leaves no channel behind.
 """
 
 from __future__ import annotations
@@ -34,15 +35,15 @@ from browser_support import (
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-NOTEBOOK = "lane.ipynb"
+NOTEBOOK = "channel.ipynb"
 EXTENSION = "--ServerApp.jpserver_extensions={'mcp_nb.auth.jupyter': True}"
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
 CELLS = [
     "%load_ext mcp_nb",
     "%mcp connect basic -- {command}",
-    "%mcp call get-time",  # 2: the page's first App: its lane opens meanwhile
-    "%mcp call get-time",  # 3: drawn with the lane open
-    "import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = 'lane'\n%mcp call get-time",  # 4
+    "%mcp call get-time",  # 2: the page's first App: its channel opens meanwhile
+    "%mcp call get-time",  # 3: drawn with the channel open
+    "import os; os.environ['MCP_NB_APP_LEVERS_OFF'] = 'channel'\n%mcp call get-time",  # 4
 ]
 #: Counts the App frames' widget messages the page sends on the kernel's websocket.
 COUNT_WIDGET_MESSAGES = """() => {
@@ -56,11 +57,11 @@ COUNT_WIDGET_MESSAGES = """() => {
         }
     });
 }"""
-#: In the kernel: for the App of cell N (its Out), the frame's lane and whether it is bound.
+#: In the kernel: for the App of cell N (its Out), the frame's channel and whether it is bound.
 LANE_OF = """shown = Out[{n}]
 frame = shown.frame
-print(json.dumps({{"route": sorted(frame.lane), "bound": frame.lane_end is not None
-                   and frame.lane_end.bound(frame.lane["frame"])}}))"""
+print(json.dumps({{"route": sorted(frame.channel), "bound": frame.channel_end is not None
+                   and frame.channel_end.bound(frame.channel["frame"])}}))"""
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
 @pytest.fixture(scope="module")
 def page(server: JupyterServer) -> Iterator[Page]:
     with browser_page(server) as opened:
-        with screenshot_on_failure(opened, "apps-lane-failure-open.png"):
+        with screenshot_on_failure(opened, "apps-channel-failure-open.png"):
             open_notebook(opened, server, NOTEBOOK)
             opened.evaluate(COUNT_WIDGET_MESSAGES)
             for index in range(len(CELLS)):
@@ -112,7 +113,7 @@ def _execution_count(page: Page, index: int) -> int:
     return int(re.search(r"\d+", prompt).group())  # type: ignore[union-attr]
 
 
-def _lane_of(page: Page, index: int) -> dict[str, object]:
+def _channel_of(page: Page, index: int) -> dict[str, object]:
     said = run_in_kernel(page, "import json\n" + LANE_OF.format(n=_execution_count(page, index)))
     return json.loads(said)
 
@@ -125,21 +126,21 @@ def _click_and_wait(page: Page, index: int) -> None:
         has_text=re.compile(r"^(?!" + re.escape(before) + r"$)")).wait_for()
 
 
-def test_an_app_drawn_with_the_lane_open_talks_through_it(page: Page) -> None:
-    with screenshot_on_failure(page, "apps-lane-failure-lane.png"):
-        assert _lane_of(page, 3) == {"route": ["frame", "kernel", "secret"], "bound": True}
+def test_an_app_drawn_with_the_channel_open_talks_through_it(page: Page) -> None:
+    with screenshot_on_failure(page, "apps-channel-failure-channel.png"):
+        assert _channel_of(page, 3) == {"route": ["frame", "kernel", "secret"], "bound": True}
         sent = page.evaluate("() => window.__frameMessages")
-        _click_and_wait(page, 3)  # tools/call: View → page → lane → kernel → server and back
+        _click_and_wait(page, 3)  # tools/call: View → page → channel → kernel → server and back
         assert page.evaluate("() => window.__frameMessages") == sent  # none on the kernel's
         said = run_in_kernel(page, f"print(sum(1 for e in Out[{_execution_count(page, 3)}]"
                                    ".hosted.session.transcript if e.direction == 'app→host' "
                                    "and e.method == 'tools/call'))")
-        assert int(said) >= 1  # the host saw it, and wrote it in the App lane
+        assert int(said) >= 1  # the host saw it, and wrote it in the App channel
 
 
-def test_with_the_lane_lever_off_the_frame_uses_widget_messages(page: Page) -> None:
-    with screenshot_on_failure(page, "apps-lane-failure-off.png"):
-        assert _lane_of(page, 4) == {"route": [], "bound": False}
+def test_with_the_channel_lever_off_the_frame_uses_widget_messages(page: Page) -> None:
+    with screenshot_on_failure(page, "apps-channel-failure-off.png"):
+        assert _channel_of(page, 4) == {"route": [], "bound": False}
         sent = page.evaluate("() => window.__frameMessages")
         _click_and_wait(page, 4)
         assert page.evaluate("() => window.__frameMessages") > sent
@@ -155,40 +156,40 @@ def _get(server: JupyterServer, path: str, token: bool = True) -> tuple[int, str
         with opener.open(request, timeout=10) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code, str(exc.reason)  # the lane's refusals say why in the status line
+        return exc.code, str(exc.reason)  # the channel's refusals say why in the status line
 
 
-def test_the_servers_end_opens_only_for_a_user_to_a_kernel_with_a_lane(
+def test_the_servers_end_opens_only_for_a_user_to_a_kernel_with_a_channel(
         page: Page, server: JupyterServer) -> None:
     kernel = page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
     # Not logged in: refused before anything is looked up.
-    status, _body = _get(server, f"/mcp_nb/apps/lane/{kernel}", token=False)
+    status, _body = _get(server, f"/mcp_nb/apps/channel/{kernel}", token=False)
     assert status == 403
     # Logged in, a kernel this server does not have.
-    status, body = _get(server, "/mcp_nb/apps/lane/00000000-0000-0000-0000-000000000000")
+    status, body = _get(server, "/mcp_nb/apps/channel/00000000-0000-0000-0000-000000000000")
     assert status == 404 and "no such kernel" in body
-    # A kernel of this server that never drew an App: it has no lane.
+    # A kernel of this server that never drew an App: it has no channel.
     request = urllib.request.Request(
         server.base + "/api/kernels", method="POST", data=b"{}",
         headers={"Authorization": f"token {server.token}", "Content-Type": "application/json"})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(request, timeout=30) as response:
         other = json.loads(response.read())["id"]
-    status, body = _get(server, f"/mcp_nb/apps/lane/{other}")
-    assert status == 404 and "has no App lane" in body
+    status, body = _get(server, f"/mcp_nb/apps/channel/{other}")
+    assert status == 404 and "has no App channel" in body
     # The notebook's kernel has one: a plain GET (no websocket upgrade) is all that is refused.
-    status, _body = _get(server, f"/mcp_nb/apps/lane/{kernel}")
+    status, _body = _get(server, f"/mcp_nb/apps/channel/{kernel}")
     assert status == 400
 
 
-def test_a_kernel_that_exits_leaves_no_lane_behind(page: Page, server: JupyterServer) -> None:
+def test_a_kernel_that_exits_leaves_no_channel_behind(page: Page, server: JupyterServer) -> None:
     kernel = page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id")
     runtime = server.log_path.parent / "runtime"  # the server's JUPYTER_RUNTIME_DIR
-    lane_file = runtime / f"kernel-{kernel}.json.mcp_nb-lane"
-    assert lane_file.exists()
-    socket_directory = Path(json.loads(lane_file.read_text())["path"]).parent
+    channel_file = runtime / f"kernel-{kernel}.json.mcp_nb-apps"
+    assert channel_file.exists()
+    socket_directory = Path(json.loads(channel_file.read_text())["path"]).parent
     request = urllib.request.Request(
         f"{server.base}/api/kernels/{kernel}", method="DELETE",
         headers={"Authorization": f"token {server.token}"})
@@ -196,7 +197,7 @@ def test_a_kernel_that_exits_leaves_no_lane_behind(page: Page, server: JupyterSe
     with opener.open(request, timeout=60) as response:
         assert response.status == 204
     for _ in range(300):  # the kernel's exit, then its atexit
-        if not lane_file.exists() and not socket_directory.exists():
+        if not channel_file.exists() and not socket_directory.exists():
             break
         page.wait_for_timeout(100)
-    assert not lane_file.exists() and not socket_directory.exists()
+    assert not channel_file.exists() and not socket_directory.exists()
