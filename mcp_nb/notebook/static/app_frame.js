@@ -293,6 +293,10 @@ const REFILL_MS = 1000;
 const WARM_VIEW_MS = 45000;
 const WARM_VIEW_RENEWALS = 3;
 const WARM_VIEWS = 2;
+// A View starting takes a core for a while (the proxies and Views share one process): a warm
+// one starts once no App has been drawn for this long, not while the next App comes up (Run
+// All draws them one after the other).
+const WARM_VIEW_QUIET_MS = 500;
 
 const movable = () => typeof Element.prototype.moveBefore === "function";
 const proxyKey = (model) => JSON.stringify([model.get("sandbox"), model.get("allow"),
@@ -311,7 +315,8 @@ const mark = (name) => { if (performance.mark) performance.mark(`mcp_nb:${name}`
 
 function pool() {
   if (!window[POOL]) {
-    window[POOL] = { warm: null, views: new Map(), holder: null, started: new WeakMap() };
+    window[POOL] = { warm: null, views: new Map(), holder: null, started: new WeakMap(),
+                     pending: new Map(), quiet: null };
   }
   return window[POOL];
 }
@@ -419,7 +424,7 @@ function claimProxy(model) {
     // The next proxy (and View) load once this App is up: they share its process.
     const ahead = (up) => {
       if (levers.warm_proxy) refill(model);
-      if (levers.warm_view && up) warmView(model);
+      if (levers.warm_view && up) warmViewWhenQuiet(model);
     };
     const later = setTimeout(() => ahead(false), REFILL_MS);
     proxy.started = () => {
@@ -429,6 +434,27 @@ function claimProxy(model) {
     };
   }
   return proxy;
+}
+
+function warmViewWhenQuiet(model) {
+  // warm_view, once the page has drawn no App for WARM_VIEW_QUIET_MS (appDrawn() waits anew).
+  const p = pool();
+  p.pending.set(viewKey(model), model);
+  appDrawn();
+}
+
+function appDrawn() {
+  // An App is being drawn: the warm Views waiting to start wait a little more.
+  const p = pool();
+  if (p.quiet !== null) clearTimeout(p.quiet);
+  p.quiet = null;
+  if (p.pending.size === 0) return;
+  p.quiet = setTimeout(() => {
+    p.quiet = null;
+    const waiting = [...p.pending.values()];
+    p.pending.clear();
+    for (const model of waiting) warmView(model);
+  }, WARM_VIEW_QUIET_MS);
 }
 
 function warmView(model, renewals = WARM_VIEW_RENEWALS) {
@@ -471,6 +497,7 @@ function refill(model) {
 
 function initialize({ model, signal }) {
   openChannel(model.get("channel"));  // this kernel's App channel, for the Apps drawn next
+  appDrawn();  // warm_view: not while this App comes up
   // prestart: the model is here before its cell is drawn.
   const levers = model.get("levers") || {};
   if (!levers.prestart || !movable() || model.get("removed") || !isObject(modelKey(model))
@@ -661,6 +688,7 @@ function render({ model, el }) {
   bar.appendChild(barText);
   bar.appendChild(inline);
   mark("render");
+  appDrawn();  // warm_view: not while this App comes up
   // prestart / warm_proxy: a proxy already loading or loaded in the page's holder.
   const adopted = adoptProxy(model);
   const frame = adopted !== null ? adopted.frame : document.createElement("iframe");
