@@ -135,6 +135,10 @@ def test_the_next_render_of_the_same_app_adopts_its_warm_view(page: Page) -> Non
         # Started once cell 3's App was up (cell 4 had warm_view off and left it alone).
         page.wait_for_function(TAG_VIEW, arg="warm view")
         started = page.locator(WARM_VIEWS).element_handle().content_frame()
+        for _ in range(300):  # the proxy loads, then makes the View's frame
+            if started.child_frames:
+                break
+            page.wait_for_timeout(50)
         view_started = started.child_frames[0].evaluate("() => performance.timeOrigin")
         ran = page.evaluate("() => performance.timeOrigin + performance.now()")
         _run(page, 5)

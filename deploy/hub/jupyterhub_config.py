@@ -1,7 +1,8 @@
 """JupyterHub configuration for running the mcp_nb course on one machine (deploy/hub/README.md).
 
 Every learner gets a Jupyter server of their own at ``/user/NAME/`` behind the hub's proxy,
-with the kit's server extension (the OAuth "jupyter" callback route and the kernel websocket)
+with the kit's server extension (the OAuth "jupyter" callback route, the MCP App channel and
+the kernel websocket)
 and a copy of the course notebooks in a home of their own. ``deploy/hub/run_hub.py`` starts
 it in one command; it passes the settings below as ``MCP_NB_HUB_*`` environment variables, so
 this file can also be read by ``jupyterhub -f`` directly.
@@ -97,7 +98,7 @@ c.Spawner.default_url = "/lab/tree/notebooks/00_tour.ipynb"
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
 #: The extensions a learner's server loads, named here rather than taken from what happens to
 #: be installed: the kit's (mcp_nb.auth.jupyter brings both of its points, the OAuth callback
-#: route and the TCP_NODELAY kernel websocket) and JupyterLab with Notebook 7. nbgrader's
+#: and App channel routes, and the TCP_NODELAY kernel websocket) and JupyterLab with Notebook 7. nbgrader's
 #: server extensions are off: grading is the teacher's side (docs/teaching.md), and each
 #: would cost every learner's server an import at start.
 EXTENSIONS = {

@@ -19,8 +19,9 @@ cells of one kernel and measure both sides in the same minutes):
   the View's own start-up (parsing and running its HTML and script, the larger part of a
   render) is done before the cell runs, and its ``ui/initialize`` waits, unanswered, for
   the render that adopts it, whose answer carries that render's call. Nothing else reaches
-  it before; it is dropped unclaimed after 45 s (the Apps SDK times a request out at 60 s).
-  The first render of an App in a page gains nothing from it;
+  it before; it starts once no App has been drawn for 500 ms, and is dropped unclaimed after
+  45 s (the Apps SDK times a request out at 60 s). The first render of an App in a page
+  gains nothing from it;
 * ``channel`` (kernel): the App frame's messages go between the page and the kernel through
   the App channel (:mod:`.app_channel`), a websocket of the kit's server extension to a
   socket of the kernel's, instead of as widget messages on the kernel's shell channel.

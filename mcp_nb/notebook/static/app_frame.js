@@ -287,11 +287,10 @@ const UNCLAIMED_MS = 30000;   // a started proxy no render claimed by then is dr
 // the proxies and Views share one process, so not while that View starts), or after this.
 const REFILL_MS = 1000;
 // A warm View waits with its ui/initialize unanswered: the Apps SDK gives up on a request
-// after 60 s (the MCP TypeScript SDK's default timeout), so it is dropped well before, and
-// started again in a new proxy a few times (about three minutes in all, while the page is
-// shown); one per App, for the WARM_VIEWS Apps shown last.
+// after 60 s (the MCP TypeScript SDK's default timeout), so it is dropped well before (not
+// started again: each start takes a core for a while). One per App, for the WARM_VIEWS Apps
+// shown last.
 const WARM_VIEW_MS = 45000;
-const WARM_VIEW_RENEWALS = 3;
 const WARM_VIEWS = 2;
 // A View starting takes a core for a while (the proxies and Views share one process): a warm
 // one starts once no App has been drawn for this long, not while the next App comes up (Run
@@ -457,7 +456,7 @@ function appDrawn() {
   }, WARM_VIEW_QUIET_MS);
 }
 
-function warmView(model, renewals = WARM_VIEW_RENEWALS) {
+function warmView(model) {
   // The App that just came up, started again ahead of the next render of it (warm_view).
   const p = pool();
   const key = viewKey(model);
@@ -467,18 +466,13 @@ function warmView(model, renewals = WARM_VIEW_RENEWALS) {
     p.views.set(key, had);
     return;
   }
-  // What loadProxy reads, kept: the model may be gone (its cell cleared) by a renewal.
-  const kept = Object.fromEntries(["sandbox", "allow", "height", "proxy_doc", "resource_message"]
-    .map((name) => [name, model.get(name)]));
-  const settings = { get: (name) => kept[name] };
-  const proxy = loadProxy(settings);
+  const proxy = loadProxy(model);
   proxy.frame.dataset.mcpnbWarmView = "";  // told apart from the warm proxy (DevTools, tests)
   proxy.view = key;
-  proxy.resource = kept.resource_message;  // posted once the proxy says ready
+  proxy.resource = model.get("resource_message");  // posted once the proxy says ready
   proxy.timer = setTimeout(() => {
     if (p.views.get(key) === proxy) p.views.delete(key);
     dropProxy(proxy);
-    if (renewals > 0 && !document.hidden) warmView(settings, renewals - 1);
   }, WARM_VIEW_MS);
   p.views.set(key, proxy);
   for (const [oldest, old] of p.views) {  // in the order they were shown
