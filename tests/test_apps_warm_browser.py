@@ -183,7 +183,12 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
             return frames.length === 1 && !frames[0].dataset.test;
         }}""")
         page.evaluate(TAG_WARM, "kept")
-        views = page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}').length")
+        # And a warm View of each of the two Apps shown last (the basic one and the probe),
+        # each started once no App had been drawn for a moment.
+        page.wait_for_function(
+            f"() => document.querySelectorAll('{WARM_VIEWS}:not([data-test])').length === 2")
+        page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}')"
+                      ".forEach((frame) => {{ frame.dataset.test = 'kept view'; }})")
         _run(page, 7)
         _server_time(page, 7)
         shown = _frame_of(page, 7)
@@ -191,7 +196,8 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
         # The warm proxy and any warm View were left alone: the levers were off for this App.
         assert page.evaluate("() => document.querySelectorAll("
                              "'.mcpnb-app-holder iframe[data-test=\"kept\"]').length") == 1
-        assert page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}').length") == views
+        assert page.evaluate(
+            f"() => document.querySelectorAll('{WARM_VIEWS}[data-test=\"kept view\"]').length") == 2
         # Every App on the page still works: the second one (from the warm proxy) answers
         # its own button through the kernel.
         view = (outputs(cell(page, 4)).frame_locator("iframe.mcpnb-app-frame")
