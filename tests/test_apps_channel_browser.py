@@ -138,6 +138,23 @@ def test_an_app_drawn_with_the_channel_open_talks_through_it(page: Page) -> None
         assert int(said) >= 1  # the host saw it, and wrote it in the App channel
 
 
+def test_the_channel_starts_an_apps_view_before_its_widget_arrives(page: Page) -> None:
+    # The kernel sent cell 3's App ahead through the channel (the page's first App came
+    # before the channel was open; cell 4's has the channel off): started once, and that
+    # start is the one the cell adopted (no second proxy left in the page's holder beside the
+    # one warm proxy; warm Views are the App's next renders, marked as such).
+    assert page.evaluate("() => performance.getEntriesByName("
+                         "'mcp_nb:started through the channel').length") == 1
+    assert page.evaluate("() => document.querySelectorAll('.mcpnb-app-holder "
+                         "iframe:not([data-mcpnb-warm-view])').length") <= 1
+    assert _frame_in_cell(page, 3)
+
+
+def _frame_in_cell(page: Page, index: int) -> bool:
+    return bool(outputs(cell(page, index)).locator("iframe.mcpnb-app-frame").evaluate(
+        "(frame) => !!frame.closest('.jp-Cell')"))
+
+
 def test_with_the_channel_lever_off_the_frame_uses_widget_messages(page: Page) -> None:
     with screenshot_on_failure(page, "apps-channel-failure-off.png"):
         assert _channel_of(page, 4) == {"route": [], "bound": False}

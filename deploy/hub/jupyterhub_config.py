@@ -98,9 +98,9 @@ c.Spawner.default_url = "/lab/tree/notebooks/00_tour.ipynb"
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
 #: The extensions a learner's server loads, named here rather than taken from what happens to
 #: be installed: the kit's (mcp_nb.auth.jupyter brings both of its points, the OAuth callback
-#: and App channel routes, and the TCP_NODELAY kernel websocket) and JupyterLab with Notebook 7. nbgrader's
-#: server extensions are off: grading is the teacher's side (docs/teaching.md), and each
-#: would cost every learner's server an import at start.
+#: and App channel routes, and the TCP_NODELAY kernel websocket) and JupyterLab with
+#: Notebook 7. nbgrader's server extensions are off: grading is the teacher's side
+#: (docs/teaching.md), and each would cost every learner's server an import at start.
 EXTENSIONS = {
     "mcp_nb.auth.jupyter": True,
     "jupyterlab": True,

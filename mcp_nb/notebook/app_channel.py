@@ -85,6 +85,8 @@ class AppChannel:
         self._loop = loop
         self.kernel_id = kernel_id
         self._frames: dict[str, _Frame] = {}
+        #: The relay connections that presented the token (one per page showing this kernel).
+        self._pages: set[asyncio.StreamWriter] = set()
         self._lock = threading.Lock()
         self._work: queue.SimpleQueue[tuple[Handler, Mapping[str, Any]]] = queue.SimpleQueue()
         self._directory = Path(tempfile.mkdtemp(prefix="mcp_nb-apps-"))  # 0700
@@ -119,6 +121,22 @@ class AppChannel:
             known = self._frames.get(frame)
             return known is not None and known.writer is not None
 
+    def ahead(self, frame: str, content: Mapping[str, Any]) -> int:
+        """Send ``content`` for ``frame`` to every page connected now, before the frame's
+        widget reaches any (the page's ``prestart`` through the channel); how many pages."""
+        with self._lock:
+            pages = [page for page in self._pages if not page.is_closing()]
+        line = json.dumps({"frame": frame, "content": content}, default=repr).encode() + b"\n"
+        for page in pages:
+            self._write(page, line)
+        return len(pages)
+
+    def _write(self, writer: asyncio.StreamWriter, line: bytes) -> None:
+        if self._loop.in_loop_thread():
+            writer.write(line)
+        else:
+            self._loop.call_soon(writer.write, line)
+
     def send(self, frame: str, content: Mapping[str, Any]) -> bool:
         """Send ``content`` to the frame's page through the channel; False if it is not there."""
         with self._lock:
@@ -127,10 +145,7 @@ class AppChannel:
         if writer is None or writer.is_closing():
             return False
         line = json.dumps({"frame": frame, "content": content}, default=repr).encode() + b"\n"
-        if self._loop.in_loop_thread():
-            writer.write(line)
-        else:
-            self._loop.call_soon(writer.write, line)
+        self._write(writer, line)
         return True
 
     # -- the socket ------------------------------------------------------------------------
@@ -142,12 +157,15 @@ class AppChannel:
             token = first.get("token") if isinstance(first, dict) else None
             if not isinstance(token, str) or not hmac.compare_digest(token, self._token):
                 return
+            with self._lock:
+                self._pages.add(writer)
             while line := await reader.readline():
                 self._receive(line, writer)
         except (ValueError, ConnectionError, asyncio.LimitOverrunError) as exc:
             log.debug("mcp_nb: an App channel connection ended: %s", exc)
         finally:
             with self._lock:
+                self._pages.discard(writer)
                 for known in self._frames.values():
                     if known.writer is writer:
                         known.writer = None  # back to widget messages

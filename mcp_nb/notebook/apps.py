@@ -155,10 +155,18 @@ class AppView(AppHosting, _Described, w.VBox):
         shared = {"layout": self.layout} if self._drafted else {}
         channel = kernel_channel(self.hosted.loop) if lever("channel") else None
         route = channel.register(self._on_channel_message) if channel is not None else {}
+        settings, levers = self._frame_settings(), page_levers()
+        if channel is not None and levers["prestart"]:
+            # The page may start the View now, before this widget has made its way through
+            # JupyterLab and anywidget (app_frame.js: startAhead).
+            channel.ahead(route["frame"], {"kind": "ahead", "levers": levers,
+                                           "height": INITIAL_HEIGHT, **{
+                name: settings[name] for name in (
+                    "proxy_doc", "sandbox", "allow", "reach", "resource_message")}})
         self._relay(AppFrame(
-            **self._frame_settings(), title=f"MCP App {self.tool_name} ({self.uri})",
+            **settings, title=f"MCP App {self.tool_name} ({self.uri})",
             labels=frame_labels(), border=True if border is None else border,
-            levers=page_levers(), channel=route, **shared))
+            levers=levers, channel=route, **shared))
         if self.frame is not None:
             self.frame.channel_end = channel
         self._make_parts()

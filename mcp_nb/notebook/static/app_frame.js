@@ -315,7 +315,7 @@ const mark = (name) => { if (performance.mark) performance.mark(`mcp_nb:${name}`
 function pool() {
   if (!window[POOL]) {
     window[POOL] = { warm: null, views: new Map(), holder: null, started: new WeakMap(),
-                     pending: new Map(), quiet: null };
+                     pending: new Map(), quiet: null, ahead: new Map(), seen: new Set() };
   }
   return window[POOL];
 }
@@ -489,15 +489,50 @@ function refill(model) {
   p.warm = loadProxy(model);  // a new document: no App has had it
 }
 
+function startAhead(frame, content) {
+  // prestart through the App channel: the kernel sent what the page needs to start this
+  // frame's View (its proxy document, sandbox, allow, reach, HTML and levers) as the frame's
+  // widget was made, and it got here before the widget made its way through JupyterLab and
+  // anywidget. The same start as initialize()'s, kept for it under the frame's id.
+  const p = pool();
+  const settings = { get: (name) => content[name] };
+  const levers = content.levers || {};
+  if (p.seen.has(frame) || p.ahead.has(frame) || !levers.prestart || !movable()
+      || !isObject(content.resource_message) || reachesThisPage(content.reach)) return;
+  mark("started through the channel");
+  const proxy = claimProxy(settings);
+  p.ahead.set(frame, proxy);
+  // Not drawn by this page (another tab of the kernel's, an output never shown): dropped.
+  setTimeout(() => {
+    if (p.ahead.get(frame) === proxy) p.ahead.delete(frame);
+  }, UNCLAIMED_MS);
+}
+
+function takeAhead(model) {
+  // The proxy the channel started for this model's frame, if any (and not dropped since).
+  const p = pool();
+  const route = model.get("channel");
+  const frame = isObject(route) && typeof route.frame === "string" ? route.frame : null;
+  if (frame === null) return null;
+  p.seen.add(frame);  // from now on the model starts it, never the channel
+  const proxy = p.ahead.get(frame) || null;
+  p.ahead.delete(frame);
+  return proxy !== null && !proxy.gone ? proxy : null;
+}
+
 function initialize({ model, signal }) {
   openChannel(model.get("channel"));  // this kernel's App channel, for the Apps drawn next
   appDrawn();  // warm_view: not while this App comes up
+  const ahead = takeAhead(model);
   // prestart: the model is here before its cell is drawn.
   const levers = model.get("levers") || {};
   if (!levers.prestart || !movable() || model.get("removed") || !isObject(modelKey(model))
-      || reachesThisPage(model.get("reach"))) return;
+      || reachesThisPage(model.get("reach"))) {
+    if (ahead !== null) dropProxy(ahead);
+    return;
+  }
   mark("initialize");
-  const proxy = claimProxy(model);
+  const proxy = ahead !== null ? ahead : claimProxy(model);
   if (isObject(modelKey(model))) pool().started.set(modelKey(model), proxy);
   if (signal) signal.addEventListener("abort", () => { if (!proxy.claimed) dropProxy(proxy); });
 }
@@ -618,7 +653,12 @@ function openChannel(route) {
     channel.ws.onmessage = (event) => {
       let said = null;
       try { said = JSON.parse(event.data); } catch (error) { return; }
-      const frame = isObject(said) ? channel.frames.get(said.frame) : undefined;
+      if (!isObject(said) || typeof said.frame !== "string" || !isObject(said.content)) return;
+      if (said.content.kind === "ahead") {
+        startAhead(said.frame, said.content);
+        return;
+      }
+      const frame = channel.frames.get(said.frame);
       if (frame !== undefined) frame(said.content);
     };
     channel.ws.onclose = () => {
