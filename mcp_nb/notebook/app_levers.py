@@ -9,8 +9,9 @@ cells of one kernel and measure both sides in the same minutes):
   made after it, each with its drawn value, sharing one layout and one style, instead of
   a dozen more widget models and an update for each part ahead of the frame's;
 * ``prestart`` (page): the sandbox proxy is loaded, and given the View's HTML, the moment
-  the frame's widget model arrives, off-screen, while the page still draws the cell; the
-  loaded frame is then moved into the cell (``app_frame.js``);
+  the frame's widget model arrives, off-screen, while the page still draws the cell (or,
+  through the App channel, as the kernel makes the widget: :meth:`.app_channel.AppChannel.
+  ahead`); the loaded frame is then moved into the cell (``app_frame.js``);
 * ``warm_proxy`` (page): the page keeps one proxy loaded ahead for the next App with the
   same proxy document (the same CSP); a proxy serves one App only, and the next one is a
   new document;
