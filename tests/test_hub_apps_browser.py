@@ -39,6 +39,7 @@ from browser_support import (
     cell,
     outputs,
     require_browser_stack,
+    run_in_kernel,
     screenshot_on_failure,
     wait_until_done,
     write_notebook,
@@ -211,6 +212,20 @@ def test_the_app_renders_initializes_and_calls_the_server_through_the_kernel(
         view.get_by_role("button", name=re.compile("Refresh")).click()
         view.locator("#refreshed").filter(has_text="tick 2 (UTC)").wait_for()
     cell(apps_page, CLOCK).screenshot(path=str(ARTIFACTS / "hub-apps-clock.png"))
+
+
+def test_the_app_channel_runs_through_the_hubs_proxy(apps_page: Page) -> None:
+    # The page's second App was drawn with the page's App channel open: a websocket from the
+    # page through the hub's proxy to the learner's server, and on to the kernel.
+    _view(apps_page, WILDCARDS).locator("#done").filter(has_text="rendered").wait_for()
+    prompt = apps_page.evaluate(
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].promptNode.textContent",
+        WILDCARDS)
+    count = int(re.search(r"\d+", prompt).group())  # type: ignore[union-attr]
+    said = run_in_kernel(apps_page, f"frame = Out[{count}].frame\n"
+                                    "print(frame.channel_end is not None and "
+                                    "frame.channel_end.bound(frame.channel['frame']))")
+    assert said.strip() == "True", said
 
 
 def test_the_kernel_withholds_the_hubs_origin_from_a_declared_csp(
