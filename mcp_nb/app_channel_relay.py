@@ -91,7 +91,14 @@ class AppChannelHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # ty
             self._writer.close()
 
 
+#: Set in the page's settings (JupyterLab's and Notebook's ``jupyter-config-data``) when this
+#: server serves the channel: a page opens one only then, so a server without the extension
+#: costs the page no failed websocket (and its console no error).
+PAGE_CONFIG_KEY = "mcpNbAppChannel"
+
+
 def add_channel_route(serverapp: Any) -> None:
-    """Serve the channel under the server's base URL."""
+    """Serve the channel under the server's base URL, and tell the pages it is there."""
     route = url_path_join(serverapp.web_app.settings["base_url"], ROUTE)
     serverapp.web_app.add_handlers(".*$", [(route, AppChannelHandler)])
+    serverapp.web_app.settings.setdefault("page_config_data", {})[PAGE_CONFIG_KEY] = True

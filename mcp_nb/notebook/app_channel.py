@@ -23,7 +23,9 @@ How, three pieces, each on its own side:
   id and a secret only the frame's widget state carries.
 
 Each line is one JSON object: ``{"frame", "secret", "content"}`` from the page (content as
-the page would send it as a widget message), ``{"frame", "content"}`` to it. The kernel
+the page would send it as a widget message), ``{"frame", "content"}`` to it; and, as a frame's
+widget is made, ``{"frame", "content": {"kind": "ahead", …}}`` to every page connected, so the
+page can start the View before the widget reaches it (:meth:`AppChannel.ahead`). The kernel
 handles a frame's lines in order on one thread of the channel's (the widget path's handler,
 unchanged), and answers through the channel once the frame has spoken through it.
 

@@ -617,7 +617,8 @@ function moveIntoCell(box, frame) {
 const CHANNELS = Symbol.for("mcp_nb.app_frame.channels");  // per page: kernel id → channel
 
 function pageConfig() {
-  // JupyterLab's and Notebook's page settings: the base URL, and the token if the page uses one.
+  // JupyterLab's and Notebook's page settings: the base URL, the token if the page uses one,
+  // and whether this server serves the channel (the kit's server extension says so).
   const element = document.getElementById("jupyter-config-data");
   try {
     return element ? JSON.parse(element.textContent || "{}") : {};
@@ -639,7 +640,7 @@ function openChannel(route) {
   // for the frames drawn after this one if there is none yet. A channel that failed is not
   // tried again by this page for that kernel (no extension, a kernel elsewhere: it stays so).
   if (!isObject(route) || typeof route.kernel !== "string" || typeof route.frame !== "string"
-      || typeof WebSocket !== "function") return null;
+      || typeof WebSocket !== "function" || !pageConfig().mcpNbAppChannel) return null;
   if (!window[CHANNELS]) window[CHANNELS] = new Map();
   let channel = window[CHANNELS].get(route.kernel);
   if (channel === undefined) {
