@@ -8,7 +8,8 @@ origin check (``WebSocketMixin``) and the same authorization (``execute`` on ``k
 Where it connects is never the page's to say: the kernel is looked up among this server's
 kernels by id, and its channel file read from beside that kernel's connection file; the
 kernel then asks for the token written there. Lines go through unread, each at most
-:data:`~mcp_nb.notebook.app_channel.MAX_LINE` bytes; a longer one, or a binary frame, closes
+:data:`~mcp_nb.notebook.app_channel.MAX_LINE` bytes from the page (the kernel sends at most
+:data:`~mcp_nb.notebook.app_channel.MAX_TO_PAGE`); a longer one, or a binary frame, closes
 the websocket.
 
 A point of the kit's server extension (``mcp_nb.auth.jupyter``, enabled by
@@ -31,7 +32,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.websocket import WebSocketHandler
 
-from .notebook.app_channel import CHANNEL_SUFFIX, MAX_LINE
+from .notebook.app_channel import CHANNEL_SUFFIX, MAX_LINE, MAX_TO_PAGE
 
 ROUTE = r"mcp_nb/apps/channel/(?P<kernel_id>[0-9a-fA-F-]{36})"
 
@@ -58,7 +59,7 @@ class AppChannelHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # ty
         try:
             channel = json.loads(Path(connection_file + CHANNEL_SUFFIX).read_text(encoding="utf-8"))
             self._reader, self._writer = await asyncio.open_unix_connection(
-                str(channel["path"]), limit=MAX_LINE)
+                str(channel["path"]), limit=MAX_TO_PAGE + 1)  # the kernel's longest line
         except (OSError, ValueError, KeyError, TypeError):
             # No channel for this kernel (none opened yet, or a kernel elsewhere): the page
             # keeps to widget messages.

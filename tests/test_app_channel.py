@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from mcp_nb.notebook import app_channel
 from mcp_nb.notebook.app_channel import CHANNEL_SUFFIX, AppChannel, kernel_channel
 from mcp_nb.notebook.loop import BackgroundLoop
 
@@ -158,6 +159,23 @@ def test_the_kernel_answers_through_the_channel_once_the_page_spoke_through_it(
     threading.Event().wait(0.2)
     assert len(got) == 1
     again.close()
+
+
+def test_an_answer_too_long_for_the_channel_goes_as_a_widget_message(
+        loop: BackgroundLoop, channel: AppChannel, monkeypatch: pytest.MonkeyPatch) -> None:
+    got, _arrived, handle = _handler()
+    route = channel.register(handle)
+    relay = Relay(loop, channel)
+    relay.line({"frame": route["frame"], "secret": route["secret"], "content": {"kind": "x"}})
+    _wait_for(got, 1)
+    monkeypatch.setattr(app_channel, "MAX_TO_PAGE", 1000)
+    big = {"kind": "frame", "message": {"id": 1, "result": {"text": "x" * 2000}}}
+    assert channel.send(route["frame"], big) is False  # the caller sends it as a widget message
+    assert channel.ahead(route["frame"], {"kind": "ahead", "html": "x" * 2000}) == 0
+    small = {"kind": "frame", "message": {"id": 2, "result": {}}}
+    assert channel.send(route["frame"], small) is True
+    assert relay.read() == {"frame": route["frame"], "content": small}  # the channel goes on
+    relay.close()
 
 
 def test_a_handler_that_fails_does_not_end_the_channel(

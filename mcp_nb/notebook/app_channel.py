@@ -61,6 +61,10 @@ CHANNEL_SUFFIX = ".mcp_nb-apps"
 #: The longest line the channel takes (bytes): the page's proxy refuses an App's message over
 #: 1 MiB, and a line also carries the frame's id and secret around it.
 MAX_LINE = 2 * 1024 * 1024
+#: The longest line the kernel sends a page (bytes): an App's answer can be large (a
+#: resources/read of an image), and a longer one goes as a widget message instead, which
+#: Jupyter Server passes whatever its size, rather than closing the page's channel.
+MAX_TO_PAGE = 32 * 1024 * 1024
 #: How Jupyter Server names a kernel's connection file.
 CONNECTION_FILE = re.compile(r"^kernel-(?P<id>[0-9a-fA-F-]{36})\.json$")
 
@@ -129,6 +133,8 @@ class AppChannel:
         with self._lock:
             pages = [page for page in self._pages if not page.is_closing()]
         line = json.dumps({"frame": frame, "content": content}, default=repr).encode() + b"\n"
+        if len(line) > MAX_TO_PAGE:
+            return 0  # the page starts it from the widget, as without the channel
         for page in pages:
             self._write(page, line)
         return len(pages)
@@ -147,6 +153,8 @@ class AppChannel:
         if writer is None or writer.is_closing():
             return False
         line = json.dumps({"frame": frame, "content": content}, default=repr).encode() + b"\n"
+        if len(line) > MAX_TO_PAGE:
+            return False  # as a widget message
         self._write(writer, line)
         return True
 
