@@ -57,20 +57,27 @@ class AppChannelHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # ty
             raise web.HTTPError(404, reason="no such kernel") from None
         connection_file = getattr(kernel, "connection_file", "")
         try:
-            channel = json.loads(Path(connection_file + CHANNEL_SUFFIX).read_text(encoding="utf-8"))
-            self._reader, self._writer = await asyncio.open_unix_connection(
-                str(channel["path"]), limit=MAX_TO_PAGE + 1)  # the kernel's longest line
+            said = json.loads(Path(connection_file + CHANNEL_SUFFIX).read_text(encoding="utf-8"))
+            self._socket, self._token = str(said["path"]), str(said["token"])
         except (OSError, ValueError, KeyError, TypeError):
             # No channel for this kernel (none opened yet, or a kernel elsewhere): the page
             # keeps to widget messages.
             raise web.HTTPError(404, reason="this kernel has no App channel") from None
-        self._writer.write(json.dumps({"token": channel["token"]}).encode() + b"\n")
+        self._writer: asyncio.StreamWriter | None = None
         self._pump: asyncio.Task[None] | None = None
+        # The upgrade (and its origin check) first; the kernel's socket only once it is done.
         await super().get(kernel_id=kernel_id)
 
-    def open(self, kernel_id: str) -> None:  # type: ignore[override]
+    async def open(self, kernel_id: str) -> None:  # type: ignore[override]
         super().open()  # WebSocketMixin's pings
         self.set_nodelay(True)  # one small line each way per App request
+        try:
+            self._reader, self._writer = await asyncio.open_unix_connection(
+                self._socket, limit=MAX_TO_PAGE + 1)  # the kernel's longest line
+        except OSError:  # the kernel went since it wrote the file
+            self.close(1011, "the kernel's App channel did not answer")
+            return
+        self._writer.write(json.dumps({"token": self._token}).encode() + b"\n")
         self._pump = asyncio.ensure_future(self._from_kernel())
 
     async def _from_kernel(self) -> None:
@@ -83,13 +90,15 @@ class AppChannelHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):  # ty
         if isinstance(message, bytes) or len(message) > MAX_LINE or "\n" in message:
             self.close(1009, "an App channel line is text, one line, at most 2 MiB")
             return
-        self._writer.write(message.encode("utf-8") + b"\n")
+        if self._writer is not None:
+            self._writer.write(message.encode("utf-8") + b"\n")
 
     def on_close(self) -> None:
-        if self._pump is not None:
-            self._pump.cancel()
-        with contextlib.suppress(Exception):
-            self._writer.close()
+        if getattr(self, "_pump", None) is not None:
+            self._pump.cancel()  # type: ignore[union-attr]
+        if getattr(self, "_writer", None) is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()  # type: ignore[union-attr]
 
 
 #: Set in the page's settings (JupyterLab's and Notebook's ``jupyter-config-data``) when this
