@@ -458,6 +458,9 @@ function appDrawn() {
 
 function warmView(model) {
   // The App that just came up, started again ahead of the next render of it (warm_view).
+  // Never one the person gave permissions to (camera, microphone, …): a View that may use
+  // them runs only where the person can see it.
+  if (model.get("allow")) return;
   const p = pool();
   const key = viewKey(model);
   const had = p.views.get(key);
