@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -46,7 +47,7 @@ import nbformat
 import pytest
 
 if TYPE_CHECKING:  # playwright is optional at import time: missing, the tests skip or fail
-    from playwright.sync_api import Locator, Page, Route
+    from playwright.sync_api import FrameLocator, Locator, Page, Route
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -487,6 +488,33 @@ def cell(page: Page, index: int) -> Locator:
 def outputs(cell_locator: Locator) -> Locator:
     """A cell's output area (what the kernel displayed)."""
     return cell_locator.locator(".jp-OutputArea-output")
+
+
+def run_cell(page: Page, index: int) -> None:
+    """Run the shown notebook's cell ``index`` alone (JupyterLab's run-cell command), and wait
+    until it has an execution count."""
+    page.evaluate("""(index) => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        panel.content.activeCellIndex = index;
+        return window.jupyterapp.commands.execute('notebook:run-cell');
+    }""", index)
+    page.wait_for_function(
+        "(i) => /\\[\\d+\\]/.test(window.jupyterapp.shell.currentWidget"
+        ".content.widgets[i].promptNode.textContent)", arg=index)
+
+
+def execution_count(page: Page, index: int) -> int:
+    """The execution count cell ``index`` shows (its ``Out[n]`` in the kernel)."""
+    prompt = page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.widgets[i]"
+                           ".promptNode.textContent", index)
+    found = re.search(r"\d+", prompt or "")
+    assert found, f"cell {index} has no execution count: {prompt!r}"
+    return int(found.group())
+
+
+def app_view(cell_locator: Locator) -> FrameLocator:
+    """The MCP App's View in a cell's output: inside the App frame (the sandbox proxy)."""
+    return outputs(cell_locator).frame_locator("iframe.mcpnb-app-frame").frame_locator("iframe")
 
 
 def live_widgets(cell_locator: Locator, kind: str = "") -> Locator:

@@ -22,11 +22,14 @@ from apps_support import install_example
 from browser_support import (
     LAB,
     JupyterServer,
+    app_view,
     browser_page,
     cell,
+    execution_count,
     jupyter_server,
     open_notebook,
     outputs,
+    run_cell,
     run_in_kernel,
     screenshot_on_failure,
     write_notebook,
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 NOTEBOOK = "channel.ipynb"
-EXTENSION = "--ServerApp.jpserver_extensions={'mcp_nb.auth.jupyter': True}"
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z")
 CELLS = [
     "%load_ext mcp_nb",
@@ -58,7 +60,7 @@ COUNT_WIDGET_MESSAGES = """() => {
     });
 }"""
 #: In the kernel: for the App of cell N (its Out), the frame's channel and whether it is bound.
-LANE_OF = """shown = Out[{n}]
+CHANNEL_OF = """shown = Out[{n}]
 frame = shown.frame
 print(json.dumps({{"route": sorted(frame.channel), "bound": frame.channel_end is not None
                    and frame.channel_end.bound(frame.channel["frame"])}}))"""
@@ -67,7 +69,8 @@ print(json.dumps({{"route": sorted(frame.channel), "bound": frame.channel_end is
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
     command = shlex.join(install_example())
-    with jupyter_server(tmp_path_factory, LAB, options=[EXTENSION]) as running:
+    # The kit's server extension on, as a regular install has it (browser_support's default).
+    with jupyter_server(tmp_path_factory, LAB) as running:
         write_notebook(running.root / NOTEBOOK, [c.format(command=command) for c in CELLS])
         yield running
 
@@ -79,50 +82,28 @@ def page(server: JupyterServer) -> Iterator[Page]:
             open_notebook(opened, server, NOTEBOOK)
             opened.evaluate(COUNT_WIDGET_MESSAGES)
             for index in range(len(CELLS)):
-                _run(opened, index)
+                run_cell(opened, index)
                 if index >= 2:
                     _server_time(opened, index)
         yield opened
 
 
-def _run(page: Page, index: int) -> None:
-    page.evaluate("""(index) => {
-        const panel = window.jupyterapp.shell.currentWidget;
-        panel.content.activeCellIndex = index;
-        return window.jupyterapp.commands.execute('notebook:run-cell');
-    }""", index)
-    page.wait_for_function(
-        "(i) => /\\[\\d+\\]/.test(window.jupyterapp.shell.currentWidget"
-        ".content.widgets[i].promptNode.textContent)", arg=index)
-
-
-def _view(page: Page, index: int):  # type: ignore[no-untyped-def]
-    return (outputs(cell(page, index)).frame_locator("iframe.mcpnb-app-frame")
-            .frame_locator("iframe"))
-
-
 def _server_time(page: Page, index: int) -> str:
-    shown = _view(page, index).locator("#server-time")
+    shown = app_view(cell(page, index)).locator("#server-time")
     shown.filter(has_text=ISO_TIME).wait_for()
     return shown.inner_text()
 
 
-def _execution_count(page: Page, index: int) -> int:
-    prompt = page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.widgets[i]"
-                           ".promptNode.textContent", index)
-    return int(re.search(r"\d+", prompt).group())  # type: ignore[union-attr]
-
-
 def _channel_of(page: Page, index: int) -> dict[str, object]:
-    said = run_in_kernel(page, "import json\n" + LANE_OF.format(n=_execution_count(page, index)))
+    said = run_in_kernel(page, "import json\n" + CHANNEL_OF.format(n=execution_count(page, index)))
     return json.loads(said)
 
 
 def _click_and_wait(page: Page, index: int) -> None:
     before = _server_time(page, index)
     page.wait_for_timeout(5)  # a later time, to the millisecond
-    _view(page, index).get_by_role("button", name="Get Server Time").click()
-    _view(page, index).locator("#server-time").filter(
+    app_view(cell(page, index)).get_by_role("button", name="Get Server Time").click()
+    app_view(cell(page, index)).locator("#server-time").filter(
         has_text=re.compile(r"^(?!" + re.escape(before) + r"$)")).wait_for()
 
 
@@ -132,7 +113,7 @@ def test_an_app_drawn_with_the_channel_open_talks_through_it(page: Page) -> None
         sent = page.evaluate("() => window.__frameMessages")
         _click_and_wait(page, 3)  # tools/call: View → page → channel → kernel → server and back
         assert page.evaluate("() => window.__frameMessages") == sent  # none on the kernel's
-        said = run_in_kernel(page, f"print(sum(1 for e in Out[{_execution_count(page, 3)}]"
+        said = run_in_kernel(page, f"print(sum(1 for e in Out[{execution_count(page, 3)}]"
                                    ".hosted.session.transcript if e.direction == 'app→host' "
                                    "and e.method == 'tools/call'))")
         assert int(said) >= 1  # the host saw it, and wrote it in the App channel

@@ -17,6 +17,7 @@ from browser_support import (
     browser_page,
     jupyter_server,
     open_notebook,
+    run_cell,
     screenshot_on_failure,
     write_notebook,
 )
@@ -25,7 +26,6 @@ from test_apps_channel_browser import (
     NOTEBOOK,
     _channel_of,
     _click_and_wait,
-    _run,
     _server_time,
 )
 
@@ -43,7 +43,7 @@ def test_without_the_servers_extension_the_page_never_tries_the_channel(
             opened.on("websocket", lambda socket: said.append(f"websocket {socket.url}"))
             open_notebook(opened, running, NOTEBOOK)
             for index in range(4):
-                _run(opened, index)
+                run_cell(opened, index)
                 if index >= 2:
                     _server_time(opened, index)
             _click_and_wait(opened, 3)

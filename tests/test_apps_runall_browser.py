@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -148,15 +149,15 @@ TEARDOWNS = [
 ]
 
 
-def test_teardowns_decided_before_the_kernel_heard_the_page_are_the_pages(
-        server: JupyterServer) -> None:
-    """The kernel tears two Apps down before it has read a message of their pages: the
-    page sends ui/resource-teardown to the View it brought up (and removes the frame on the
-    answer), and only removes the one that never said initialized."""
-    write_notebook(server.root / "teardowns.ipynb", TEARDOWNS)
+@contextmanager
+def _late_teardowns(server: JupyterServer, name: str,
+                    notebook: list[str]) -> Iterator[tuple[Page, Locator, Locator]]:
+    """Run All of ``notebook`` (TEARDOWNS' shape): both Views up while a cell waits, then the
+    cell that tears them down; yields the page and the two App cells, both torn down."""
+    write_notebook(server.root / f"{name}.ipynb", notebook)
     (server.root / "go").unlink(missing_ok=True)
-    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-teardown.png"):
-        open_notebook(page, server, "teardowns.ipynb")
+    with browser_page(server) as page, screenshot_on_failure(page, f"apps-runall-{name}.png"):
+        open_notebook(page, server, f"{name}.ipynb")
         start_all(page)
         up, silent = cells(page).nth(2), cells(page).nth(4)
         _view(up).locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
@@ -165,6 +166,16 @@ def test_teardowns_decided_before_the_kernel_heard_the_page_are_the_pages(
         wait_until_done(page)
         for shown in (up, silent):
             outputs(shown).get_by_text("(App torn down)").wait_for()
+        yield page, up, silent
+
+
+def test_teardowns_decided_before_the_kernel_heard_the_page_are_the_pages(
+        server: JupyterServer) -> None:
+    """The kernel tears two Apps down before it has read a message of their pages: the
+    page sends ui/resource-teardown to the View it brought up (and removes the frame on the
+    answer), and only removes the one that never said initialized."""
+    with _late_teardowns(server, "teardowns", TEARDOWNS) as (page, up, silent):
+        for shown in (up, silent):
             assert outputs(shown).locator("iframe.mcpnb-app-frame").count() == 0
         said = run_in_kernel(page, """
 for view in (up, silent):
@@ -185,19 +196,8 @@ def test_through_the_app_channel_the_kernel_hears_the_pages_while_a_cell_runs(
     least is drawn with it open): the channel's own thread hands the kernel what the pages said
     while the cell ran, so the kernel knows the state of each View when the teardown comes."""
     heard = TEARDOWNS[5] + "\nprint('heard:', silent.lifecycle.state)"
-    write_notebook(server.root / "teardowns-channel.ipynb",
-                   ["%load_ext mcp_nb", *TEARDOWNS[1:5], heard, TEARDOWNS[6]])
-    (server.root / "go").unlink(missing_ok=True)
-    with browser_page(server) as page, screenshot_on_failure(page, "apps-runall-channel.png"):
-        open_notebook(page, server, "teardowns-channel.ipynb")
-        start_all(page)
-        up, silent = cells(page).nth(2), cells(page).nth(4)
-        _view(up).locator("#result").filter(has_text="tick 1 (Paris)").wait_for()
-        _view(silent).locator("#isolation").wait_for(state="attached")
-        (server.root / "go").write_text("")
-        wait_until_done(page)
-        for shown in (up, silent):
-            outputs(shown).get_by_text("(App torn down)").wait_for()
+    notebook = ["%load_ext mcp_nb", *TEARDOWNS[1:5], heard, TEARDOWNS[6]]
+    with _late_teardowns(server, "teardowns-channel", notebook) as (page, _up, _silent):
         # While the cell waited, the kernel had heard the silent View ask ui/initialize.
         assert outputs(cells(page).nth(5)).inner_text().strip() == "heard: Initializing"
         said = run_in_kernel(page, """

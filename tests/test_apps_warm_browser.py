@@ -22,11 +22,13 @@ from apps_support import install_example
 from browser_support import (
     LAB,
     JupyterServer,
+    app_view,
     browser_page,
     cell,
     jupyter_server,
     open_notebook,
     outputs,
+    run_cell,
     run_in_kernel,
     screenshot_on_failure,
     write_notebook,
@@ -81,19 +83,8 @@ def page(server: JupyterServer) -> Iterator[Page]:
         with screenshot_on_failure(opened, "apps-warm-failure-open.png"):
             open_notebook(opened, server, NOTEBOOK)
             for index in range(3):
-                _run(opened, index)
+                run_cell(opened, index)
         yield opened
-
-
-def _run(page: Page, index: int) -> None:
-    page.evaluate("""(index) => {
-        const panel = window.jupyterapp.shell.currentWidget;
-        panel.content.activeCellIndex = index;
-        return window.jupyterapp.commands.execute('notebook:run-cell');
-    }""", index)
-    page.wait_for_function(
-        "(i) => /\\[\\d+\\]/.test(window.jupyterapp.shell.currentWidget"
-        ".content.widgets[i].promptNode.textContent)", arg=index)
 
 
 def _frame_of(page: Page, index: int) -> dict[str, object]:
@@ -105,20 +96,19 @@ def _frame_of(page: Page, index: int) -> dict[str, object]:
 
 
 def _server_time(page: Page, index: int) -> str:
-    shown = (outputs(cell(page, index)).frame_locator("iframe.mcpnb-app-frame")
-             .frame_locator("iframe").locator("#server-time"))
+    shown = app_view(cell(page, index)).locator("#server-time")
     shown.filter(has_text=ISO_TIME).wait_for()
     return shown.inner_text()
 
 
 def test_the_warm_proxy_serves_the_next_app_once_and_a_new_one_is_loaded(page: Page) -> None:
     with screenshot_on_failure(page, "apps-warm-failure-warm.png"):
-        _run(page, 3)
+        run_cell(page, 3)
         _server_time(page, 3)
         # The first App of the page was started ahead (prestart); then a proxy is loaded
         # for the next App: the holder's only frame, which no App has had.
         page.wait_for_function(TAG_WARM, arg="first warm")
-        _run(page, 4)
+        run_cell(page, 4)
         _server_time(page, 4)
         first, second = _frame_of(page, 3), _frame_of(page, 4)
         assert second["tag"] == "first warm" and second["inCell"]  # moved, not reloaded
@@ -141,7 +131,7 @@ def test_the_next_render_of_the_same_app_adopts_its_warm_view(page: Page) -> Non
             page.wait_for_timeout(50)
         view_started = started.child_frames[0].evaluate("() => performance.timeOrigin")
         ran = page.evaluate("() => performance.timeOrigin + performance.now()")
-        _run(page, 5)
+        run_cell(page, 5)
         shown = _server_time(page, 5)
         adopted = _frame_of(page, 5)
         assert adopted["tag"] == "warm view" and adopted["inCell"]  # moved, not reloaded
@@ -165,7 +155,7 @@ def test_an_app_with_another_csp_never_gets_the_warm_proxy(page: Page) -> None:
     with screenshot_on_failure(page, "apps-warm-failure-csp.png"):
         page.wait_for_function(
             "() => document.querySelectorAll('.mcpnb-app-holder iframe[data-test]').length")
-        _run(page, 6)
+        run_cell(page, 6)
         # Its own CSP: the declared origin is in its proxy's policy, and the fetch its View
         # makes to an origin it did not declare is blocked and reported in the cell.
         outputs(cell(page, 6)).get_by_text(
@@ -189,7 +179,7 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
             f"() => document.querySelectorAll('{WARM_VIEWS}:not([data-test])').length === 2")
         page.evaluate(f"() => document.querySelectorAll('{WARM_VIEWS}')"
                       ".forEach((frame) => {{ frame.dataset.test = 'kept view'; }})")
-        _run(page, 7)
+        run_cell(page, 7)
         _server_time(page, 7)
         shown = _frame_of(page, 7)
         assert shown["tag"] is None and shown["inCell"]
@@ -200,8 +190,7 @@ def test_with_the_levers_off_the_frame_loads_in_the_cell(page: Page) -> None:
             f"() => document.querySelectorAll('{WARM_VIEWS}[data-test=\"kept view\"]').length") == 2
         # Every App on the page still works: the second one (from the warm proxy) answers
         # its own button through the kernel.
-        view = (outputs(cell(page, 4)).frame_locator("iframe.mcpnb-app-frame")
-                .frame_locator("iframe"))
+        view = app_view(cell(page, 4))
         before = view.locator("#server-time").inner_text()
         page.wait_for_timeout(5)
         view.get_by_role("button", name="Get Server Time").click()

@@ -36,7 +36,9 @@ from browser_support import (
     LAB,
     POLL_MS,
     WAIT_MS,
+    app_view,
     cell,
+    execution_count,
     outputs,
     require_browser_stack,
     run_in_kernel,
@@ -176,8 +178,7 @@ def apps_page(hub: Hub, page: Page) -> Page:
 
 def _view(page: Page, index: int) -> FrameLocator:
     """An App's document: the View inside the sandbox proxy inside the cell's output."""
-    return outputs(cell(page, index)).frame_locator("iframe.mcpnb-app-frame").frame_locator(
-        "iframe")
+    return app_view(cell(page, index))
 
 
 def _text(page: Page, index: int) -> str:
@@ -218,10 +219,7 @@ def test_the_app_channel_runs_through_the_hubs_proxy(apps_page: Page) -> None:
     # The page's second App was drawn with the page's App channel open: a websocket from the
     # page through the hub's proxy to the learner's server, and on to the kernel.
     _view(apps_page, WILDCARDS).locator("#done").filter(has_text="rendered").wait_for()
-    prompt = apps_page.evaluate(
-        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].promptNode.textContent",
-        WILDCARDS)
-    count = int(re.search(r"\d+", prompt).group())  # type: ignore[union-attr]
+    count = execution_count(apps_page, WILDCARDS)
     said = run_in_kernel(apps_page, f"frame = Out[{count}].frame\n"
                                     "print(frame.channel_end is not None and "
                                     "frame.channel_end.bound(frame.channel['frame']))")
