@@ -678,7 +678,7 @@ function openChannel(route) {
 function frameSender(model) {
   // send(content): this frame's messages to the kernel, through the channel when it was open
   // as the frame was drawn and still is, else as widget messages; listen(onCustom) takes
-  // what the kernel sends through the channel. Returns { send, listen, stop, channel }.
+  // what the kernel sends through the channel. Returns { send, listen, stop }.
   const route = model.get("channel");
   let channel = openChannel(route);
   const send = (content) => {
@@ -693,7 +693,6 @@ function frameSender(model) {
     send,
     listen(onCustom) { if (channel !== null) channel.frames.set(route.frame, onCustom); },
     stop() { if (channel !== null) channel.frames.delete(route.frame); },
-    get channel() { return channel !== null; },
   };
 }
 
