@@ -48,11 +48,23 @@ class CellRun:
         return self.error is not None and not self.raises
 
     def text(self) -> str:
-        """Everything the cell showed, as one string (streams, data, widget updates)."""
-        parts = []
+        """Everything the cell showed, as one string (streams, data, widget updates).
+
+        A stream's messages are joined as a notebook shows them, with nothing between: the
+        kernel sends stdout whenever its flush timer fires, so on a loaded machine one
+        ``print`` can arrive in two messages, split mid-line."""
+        parts: list[str] = []
+        stream = None
         for output in self.outputs:
             content = output.get("content", {})
-            parts.append(content.get("text", ""))
+            if output.get("msg_type") == "stream":
+                if stream == content.get("name") and parts:
+                    parts[-1] += content.get("text", "")
+                else:
+                    parts.append(content.get("text", ""))
+                stream = content.get("name")
+                continue
+            stream = None
             for value in content.get("data", {}).values():
                 parts.append(value if isinstance(value, str) else json.dumps(value))
         return "\n".join(parts)
