@@ -398,7 +398,9 @@ class LearnerRun:
             text = "\n".join(run.text() for run in runs)
             missing = [sign for sign in CHAPTER_SHOWS.get(chapter, ()) if sign not in text]
             if errors or missing:
-                found.append(f"{self.name} {chapter}: errors {errors}, missing {missing}")
+                # The chapter's last words, so a miss says what was shown instead.
+                found.append(f"{self.name} {chapter}: errors {errors}, missing {missing}, "
+                             f"shown last {text[-400:]!r}")
         return found
 
 
