@@ -15,3 +15,19 @@ def unload_ipython_extension(ipython):  # type: ignore[no-untyped-def]
     from .notebook import unload_ipython_extension as unload
 
     unload(ipython)
+
+
+def start_lab(*flags: str, timeout: float = 30.0):  # type: ignore[no-untyped-def]
+    """Start the bundled lab server over HTTP on a free port; it ends with the kernel.
+
+    ::
+
+        lab = start_lab("--auth")
+        %mcp connect web {lab.url} --auth
+        lab.stop()
+
+    See :func:`mcp_nb.transports.local_server.start_lab`.
+    """
+    from .transports.local_server import start_lab as start
+
+    return start(*flags, timeout=timeout)

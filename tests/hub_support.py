@@ -71,7 +71,8 @@ CHAPTER_SHOWS = {
 #: by deploy/hub/jupyterhub_config.py); then a stdio session of the learner's own, left
 #: running with the kernel for the isolation and stop checks.
 HUB_CELLS = (
-    "hub_lab, hub_lab_url = start_lab()\n"
+    'hub_lab = start_lab("--auth")\n'
+    "hub_lab_url = hub_lab.url\n"
     "hub = %mcp connect hub {hub_lab_url} --auth\n"
     'print(hub.call_tool("echo", {"text": "authorized through the hub"}).text)\n'
     "facts = %mcp auth hub\n"
