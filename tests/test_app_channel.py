@@ -204,3 +204,24 @@ def test_closing_leaves_nothing_behind(loop: BackgroundLoop, tmp_path: Path) -> 
 
 def test_outside_a_jupyter_kernel_there_is_no_channel(loop: BackgroundLoop) -> None:
     assert kernel_channel(loop) is None
+
+
+def test_what_a_killed_kernel_left_is_swept_by_the_next(loop: BackgroundLoop,
+                                                        tmp_path: Path) -> None:
+    running, killed = str(uuid.uuid4()), str(uuid.uuid4())
+    (tmp_path / f"kernel-{running}.json").write_text("{}")  # Jupyter removes a dead one's
+    alive = AppChannel(loop, tmp_path / f"kernel-{running}.json", running)
+    left = AppChannel(loop, tmp_path / f"kernel-{killed}.json", killed)  # never closed
+    # A channel file that names a directory not of ours: the file goes, the directory stays.
+    elsewhere = tmp_path / "not-ours"
+    elsewhere.mkdir()
+    (tmp_path / f"kernel-{uuid.uuid4()}.json{CHANNEL_SUFFIX}").write_text(
+        json.dumps({"path": str(elsewhere / "channel.sock"), "token": "x"}))
+    try:
+        assert app_channel.sweep_stale_channels(tmp_path) == 2
+        assert not left.channel_file.exists() and not left.socket_path.parent.exists()
+        assert alive.channel_file.exists() and alive.socket_path.exists()
+        assert elsewhere.is_dir()
+    finally:
+        alive.close()
+        left.close()

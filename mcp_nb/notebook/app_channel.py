@@ -236,8 +236,29 @@ def _open_channel(loop: Any) -> AppChannel | None:
     match = CONNECTION_FILE.match(connection_file.name)
     if match is None or not hasattr(asyncio, "start_unix_server"):
         return None  # not a kernel Jupyter Server started, or no Unix sockets here
+    sweep_stale_channels(connection_file.parent)
     try:
         return AppChannel(loop, connection_file, match["id"])
     except OSError as exc:
         log.warning("mcp_nb: no App channel (%s); App frames use widget messages", exc)
         return None
+
+
+def sweep_stale_channels(runtime: Path) -> int:
+    """Remove what kernels that died without exiting (SIGKILL, the OOM killer) left in
+    ``runtime``: a channel file whose kernel's connection file is gone (Jupyter Server removes
+    that one when it sees its kernel die), and the socket directory it names. Returns how many
+    channel files were removed. Only directories of ours, owned by this user, are touched."""
+    removed = 0
+    for channel_file in runtime.glob(f"kernel-*.json{CHANNEL_SUFFIX}"):
+        if Path(str(channel_file)[:-len(CHANNEL_SUFFIX)]).exists():
+            continue  # its kernel may well be running
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            socket_dir = Path(json.loads(channel_file.read_text(encoding="utf-8"))["path"]).parent
+            if (socket_dir.is_absolute() and socket_dir.name.startswith("mcp_nb-apps-")
+                    and socket_dir.stat().st_uid == os.getuid()):
+                shutil.rmtree(socket_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            channel_file.unlink()
+            removed += 1
+    return removed
