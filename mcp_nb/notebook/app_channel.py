@@ -135,9 +135,23 @@ class AppChannel:
         line = json.dumps({"frame": frame, "content": content}, default=repr).encode() + b"\n"
         if len(line) > MAX_TO_PAGE:
             return 0  # the page starts it from the widget, as without the channel
-        for page in pages:
-            self._write(page, line)
+        if pages and not self._loop.in_loop_thread():
+            # Out on the socket before this thread goes on to make the frame's widget: queued
+            # for the loop's thread instead, the line waited for the GIL while the widget was
+            # serialized, and reached the page after the cell's whole burst of widget messages
+            # (30 to 50 ms later; benchmarks/RESULTS.md, fourth pass).
+            self._loop.run(self._push(pages, line))
+        else:
+            for page in pages:
+                self._write(page, line)
         return len(pages)
+
+    async def _push(self, pages: list[asyncio.StreamWriter], line: bytes) -> None:
+        for page in pages:
+            page.write(line)
+        # A page that reads slowly costs the cell at most 50 ms; the rest follows on its own.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.gather(*(page.drain() for page in pages)), 0.05)
 
     def _write(self, writer: asyncio.StreamWriter, line: bytes) -> None:
         if self._loop.in_loop_thread():
