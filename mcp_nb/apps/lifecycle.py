@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..i18n import N_
 from ..protocol.errors import LifecycleError
 from ..protocol.observers import Observers
 
@@ -87,41 +88,41 @@ _AFTER_INITIALIZED = (AppState.INITIALIZED, AppState.INPUT_SENT, AppState.INTERA
 #: Every edge an App can take in this host.
 APP_TRANSITIONS: tuple[AppTransition, ...] = (
     AppTransition(AppState.REQUESTED, AppEvent.RESOURCE_READ, AppState.RESOURCE_READ,
-                  "the host MUST use resources/read; mimeType and content checked"),
+                  N_("the host MUST use resources/read; mimeType and content checked")),
     AppTransition(AppState.REQUESTED, AppEvent.RESOURCE_REFUSED, AppState.REFUSED,
-                  "missing resource, wrong mimeType or no content: the App is not rendered"),
+                  N_("missing resource, wrong mimeType or no content: the App is not rendered")),
     *(AppTransition(state, AppEvent.RESOURCE_REFUSED, AppState.REFUSED,
-                    "the host's page found its own origin among those the CSP lets the App "
-                    "reach: it never loads the View")
+                    N_("the host's page found its own origin among those the CSP lets the App "
+                       "reach: it never loads the View"))
       for state in (AppState.RESOURCE_READ, AppState.LOADING)),
     AppTransition(AppState.RESOURCE_READ, AppEvent.FRAME_CREATED, AppState.LOADING,
-                  "the sandbox proxy iframe (opaque origin, CSP in place) is created"),
+                  N_("the sandbox proxy iframe (opaque origin, CSP in place) is created")),
     AppTransition(AppState.LOADING, AppEvent.RESOURCE_SENT, AppState.LOADED,
-                  "the proxy said sandbox-proxy-ready; the host sent the HTML"),
+                  N_("the proxy said sandbox-proxy-ready; the host sent the HTML")),
     AppTransition(AppState.LOADED, AppEvent.INITIALIZE, AppState.INITIALIZING,
-                  "the View sent ui/initialize; the host answered with its context"),
+                  N_("the View sent ui/initialize; the host answered with its context")),
     AppTransition(AppState.INITIALIZING, AppEvent.INITIALIZED, AppState.INITIALIZED,
-                  "the View confirmed; the host may now send it notifications"),
+                  N_("the View confirmed; the host may now send it notifications")),
     AppTransition(AppState.INITIALIZED, AppEvent.TOOL_INPUT, AppState.INPUT_SENT,
-                  "the complete tool arguments (sent at most once)"),
+                  N_("the complete tool arguments (sent at most once)")),
     AppTransition(AppState.INPUT_SENT, AppEvent.TOOL_RESULT, AppState.INTERACTIVE,
-                  "the tool's result; the View may call tools from here on"),
+                  N_("the tool's result; the View may call tools from here on")),
     AppTransition(AppState.INPUT_SENT, AppEvent.TOOL_CANCELLED, AppState.CANCELLED,
-                  "the tool call was cancelled (the host MUST say so)"),
+                  N_("the tool call was cancelled (the host MUST say so)")),
     *(AppTransition(state, AppEvent.TEARDOWN, AppState.TEARING_DOWN,
-                    "the host MUST send ui/resource-teardown before tearing down")
+                    N_("the host MUST send ui/resource-teardown before tearing down"))
       for state in _AFTER_INITIALIZED),
     AppTransition(AppState.TEARING_DOWN, AppEvent.TEARDOWN_ANSWERED, AppState.TORN_DOWN,
-                  "the View answered (the host SHOULD wait for it); the frame goes"),
+                  N_("the View answered (the host SHOULD wait for it); the frame goes")),
     AppTransition(AppState.TEARING_DOWN, AppEvent.REMOVE, AppState.TORN_DOWN,
-                  "no answer in time, or the output was cleared: the frame goes anyway"),
+                  N_("no answer in time, or the output was cleared: the frame goes anyway")),
     *(AppTransition(state, AppEvent.REMOVE, AppState.TORN_DOWN,
-                    "removed before initialized: no ui/resource-teardown, a request "
-                    "the host MUST NOT send the View yet")
+                    N_("removed before initialized: no ui/resource-teardown, a request "
+                       "the host MUST NOT send the View yet"))
       for state in _BEFORE_INITIALIZED),
     *(AppTransition(state, AppEvent.CLEARED, AppState.TORN_DOWN,
-                    "the person cleared the output or re-ran the cell: the browser removed the "
-                    "frame before the host could send anything")
+                    N_("the person cleared the output or re-ran the cell: the browser removed the "
+                       "frame before the host could send anything"))
       for state in (*_BEFORE_INITIALIZED, *_AFTER_INITIALIZED, AppState.TEARING_DOWN)),
 )
 

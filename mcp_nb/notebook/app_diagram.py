@@ -59,7 +59,7 @@ def app_diagram_svg(current: AppState, path: Sequence[AppState] = ()) -> str:
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
             f'stroke-width="{3 if on_path else 1}"{dash}><title>{esc(transition.source.value)}'
             f" → {esc(transition.target.value)}: {esc(transition.event.value)} — "
-            f"{esc(transition.meaning)}</title></line>" + _arrowhead(x1, y1, x2, y2, color))
+            f"{esc(_(transition.meaning))}</title></line>" + _arrowhead(x1, y1, x2, y2, color))
     for state, (x, y) in APP_POSITIONS.items():
         parts.append(_box(state.value, state.value, x, y, current=state is current,
                           visited=state in path))

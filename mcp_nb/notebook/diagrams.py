@@ -99,7 +99,7 @@ def state_diagram_svg(current: State, path: Sequence[State] = ()) -> str:
             f'stroke="{color}" stroke-width="{width}" {_EDGE_STYLE.get(transition.event, "")}>'
             f"<title>{esc(transition.source.value)} → "
             f"{esc(transition.target.value)}: {esc(transition.event.value)} — "
-            f"{esc(transition.meaning)}</title></line>"
+            f"{esc(_(transition.meaning))}</title></line>"
             + _arrowhead(x1, y1, x2, y2, color)
         )
     for state, (x, y) in STATE_POSITIONS.items():

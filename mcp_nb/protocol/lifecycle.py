@@ -79,22 +79,22 @@ _LIVE = (State.UNINITIALIZED, State.INITIALIZING, State.INITIALIZED, State.OPERA
 #: The whole lifecycle. Every edge a session can take is a row here.
 TRANSITIONS: tuple[Transition, ...] = (
     Transition(State.UNINITIALIZED, Event.SEND_INITIALIZE, State.INITIALIZING,
-               "the client offers a protocol version and its capabilities"),
+               N_("the client offers a protocol version and its capabilities")),
     Transition(State.INITIALIZING, Event.INITIALIZE_RESULT, State.INITIALIZED,
-               "the server answered with its version, capabilities and info"),
+               N_("the server answered with its version, capabilities and info")),
     Transition(State.INITIALIZED, Event.SEND_INITIALIZED, State.OPERATING,
-               "the client confirms; normal operation may begin"),
+               N_("the client confirms; normal operation may begin")),
     Transition(State.UNINITIALIZED, Event.ADOPT_STATELESS, State.OPERATING,
-               "stateless era: no handshake; every request carries version and capabilities",
+               N_("stateless era: no handshake; every request carries version and capabilities"),
                era="stateless"),
     *(
         Transition(state, Event.SHUTDOWN, State.SHUTTING_DOWN,
-                   "the client ends the session (or negotiation failed)")
+                   N_("the client ends the session (or negotiation failed)"))
         for state in _LIVE
     ),
     *(
         Transition(state, Event.TRANSPORT_CLOSED, State.TERMINATED,
-                   "the connection is gone (server exited, crashed or was stopped)")
+                   N_("the connection is gone (server exited, crashed or was stopped)"))
         for state in (*_LIVE, State.SHUTTING_DOWN)
     ),
 )
