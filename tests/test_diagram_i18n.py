@@ -67,3 +67,17 @@ def test_a_tooltip_reads_as_its_translation(chinese) -> None:
     svg = state_diagram_svg(State.OPERATING)
     assert ("Initialized → Operating: send notifications/initialized — 客户端确认；正常运行可以开始"
             in titles(svg))
+
+
+def test_the_task_diagrams_tooltips_are_translated_too(chinese) -> None:
+    from mcp_nb.notebook.diagrams import task_diagram_svg
+    from mcp_nb.protocol.tasks import TASK_TRANSITIONS, TaskStatus
+
+    drawn = titles(task_diagram_svg(TaskStatus.WORKING))
+    assert [title.split(": ", 1)[0] for title in drawn] == [
+        f"{esc(t.source.value)} → {esc(t.target.value)}" for t in TASK_TRANSITIONS]
+    assert all(any("\u4e00" <= c <= "\u9fff" for c in title.split(": ", 1)[1])
+               for title in drawn), drawn
+    i18n.set_language("en")
+    assert [title.split(": ", 1)[1] for title in titles(task_diagram_svg(TaskStatus.WORKING))
+            ] == [esc(t.meaning) for t in TASK_TRANSITIONS]

@@ -164,7 +164,7 @@ def task_diagram_svg(current: TaskStatus, path: Sequence[TaskStatus] = ()) -> st
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
             f'stroke="{color}" stroke-width="{3 if on_path else 1}">'
             f"<title>{esc(transition.source.value)} → {esc(transition.target.value)}: "
-            f"{esc(transition.meaning)}</title></line>" + _arrowhead(x1, y1, x2, y2, color))
+            f"{esc(_(transition.meaning))}</title></line>" + _arrowhead(x1, y1, x2, y2, color))
     for status, (x, y) in TASK_POSITIONS.items():
         parts.append(_box(status.value, status.value, x, y, current=status is current,
                           visited=status in path))

@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..i18n import N_
+
 #: The extension's identifier (capabilities.extensions key).
 EXTENSION = "io.modelcontextprotocol/tasks"
 #: The ``resultType`` of a result that is a task handle instead of the result.
@@ -76,21 +78,21 @@ class TaskTransition:
 #: leaves it.  Reporting the same status again (a poll with no news) is no move.
 TASK_TRANSITIONS: tuple[TaskTransition, ...] = (
     TaskTransition(TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED,
-                   "the work needs input: inputRequests to answer with tasks/update"),
+                   N_("the work needs input: inputRequests to answer with tasks/update")),
     TaskTransition(TaskStatus.INPUT_REQUIRED, TaskStatus.WORKING,
-                   "the input arrived; the work goes on"),
+                   N_("the input arrived; the work goes on")),
     TaskTransition(TaskStatus.WORKING, TaskStatus.COMPLETED,
-                   "done: the result is inlined (a tool's isError too)"),
+                   N_("done: the result is inlined (a tool's isError too)")),
     TaskTransition(TaskStatus.INPUT_REQUIRED, TaskStatus.COMPLETED,
-                   "done without the input it asked for"),
+                   N_("done without the input it asked for")),
     TaskTransition(TaskStatus.WORKING, TaskStatus.FAILED,
-                   "a JSON-RPC error ended it: the error is inlined"),
+                   N_("a JSON-RPC error ended it: the error is inlined")),
     TaskTransition(TaskStatus.INPUT_REQUIRED, TaskStatus.FAILED,
-                   "a JSON-RPC error ended it while it waited for input"),
+                   N_("a JSON-RPC error ended it while it waited for input")),
     TaskTransition(TaskStatus.WORKING, TaskStatus.CANCELLED,
-                   "cancelled (tasks/cancel asked; the server decides)"),
+                   N_("cancelled (tasks/cancel asked; the server decides)")),
     TaskTransition(TaskStatus.INPUT_REQUIRED, TaskStatus.CANCELLED,
-                   "cancelled while it waited for input"),
+                   N_("cancelled while it waited for input")),
 )
 _ALLOWED = {(t.source, t.target) for t in TASK_TRANSITIONS}
 
