@@ -134,7 +134,7 @@ def test_each_csp_violation_is_shown_with_its_directive(page: Page) -> None:
     index = _index("violations")
     with screenshot_on_failure(page, "hostile-failure-violations.png"):
         shown = outputs(cell(page, index))
-        # The note, word for word, and the verdict line, which counts the App as failed.
+        # The note, word for word, and the verdict line, which names what was blocked.
         shown.get_by_text("CSP blocked https://blocked.example/data (connect-src)",
                           exact=True).wait_for()
         shown.get_by_text("CSP blocked https://blocked.example/pixel.png (img-src)",

@@ -442,9 +442,19 @@ def test_a_view_that_never_initializes_gets_a_failing_verdict(
     assert "✓" in app.verdict_line.value and "no ui/notifications" not in app.verdict_line.value
 
 
-def test_a_csp_violation_is_the_cells_verdict(app: AppView) -> None:
+def test_a_csp_violation_of_an_app_that_came_up_is_a_warning(app: AppView) -> None:
+    # The official examples probe eval under the default CSP and work without it: the App is
+    # up, and the cell says what was blocked, without calling the App failed.
     Page(app, "p1").bring_up()
     app.csp_violation("connect-src", "https://undeclared.example/data.json")
-    assert "✗" in app.verdict_line.value
+    assert app.verdict()[0] == "warning"
+    assert "⚠" in app.verdict_line.value and "✗" not in app.verdict_line.value
+    assert "the App is up" in app.verdict_line.value
     assert "the CSP blocked https://undeclared.example/data.json (connect-src)" in \
         app.verdict_line.value
+
+
+def test_a_csp_violation_of_an_app_that_never_came_up_is_its_failure(app: AppView) -> None:
+    app.csp_violation("script-src", "eval")
+    assert app.verdict()[0] == "failed"
+    assert "✗ the CSP blocked eval (script-src)" in app.verdict_line.value

@@ -12,6 +12,12 @@ from typing import Any
 from ..apps.lifecycle import AppLifecycle, AppState
 from ..i18n import _
 
+#: States of an App that came up: initialized, given its input and an outcome (the words).
+_UP = {
+    AppState.INTERACTIVE: lambda: _("the App is up: initialized, given its input and result"),
+    AppState.CANCELLED: lambda: _("the App is up: initialized, given its input, told the call "
+                                  "was cancelled"),
+}
 #: States in which the View has not yet said ``initialized``.
 _BEFORE_INITIALIZED = (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
 
@@ -48,20 +54,23 @@ class AppVerdict:
         self._draw_verdict()
 
     def verdict(self) -> tuple[str, str]:
-        """The cell's verdict on the App: ``("ok" | "failed" | "", text)``."""
+        """The cell's verdict on the App: ``("ok" | "warning" | "failed" | "", text)``."""
         state = self.lifecycle.state
         if self.problem:
             mark, text = "failed", _("not rendered, for the reason above; the tool's result "
                                      "is below")
+        elif state in _UP:
+            mark, text = "ok", _UP[state]()
+            if self.failures:
+                # Up and working, yet something it tried was blocked (the official basic example
+                # tries eval, and works without it): worth saying, not a failure of the App.
+                mark = "warning"
+                text += "; " + _("but {blocked}: whatever needed it does not work").format(
+                    blocked="; ".join(self.failures[-3:]))
         elif self.failures or (self.not_initialized and state in _BEFORE_INITIALIZED):
             waiting = [self.not_initialized] if self.not_initialized \
                 and state in _BEFORE_INITIALIZED else []
             mark, text = "failed", "; ".join([*waiting, *self.failures][-3:])
-        elif state is AppState.INTERACTIVE:
-            mark, text = "ok", _("the App is up: initialized, given its input and result")
-        elif state is AppState.CANCELLED:
-            mark, text = "ok", _("the App is up: initialized, given its input, told the call "
-                                 "was cancelled")
         else:
             mark, text = "", ""
         if self.disconnected:

@@ -203,8 +203,8 @@ class AppView(AppHosting, _Described, w.VBox):
 
     def _draw_verdict(self) -> None:
         mark, text = self.verdict()
-        sign = {"ok": "✓ ", "failed": "✗ "}.get(mark, "")
-        style = ' class="finding"' if mark == "failed" else ""
+        sign = {"ok": "✓ ", "warning": "⚠ ", "failed": "✗ "}.get(mark, "")
+        style = ' class="finding"' if mark in ("failed", "warning") else ""
         self.verdict_line.value = "" if not text else (
             render.STYLE + f'<div class="mcpnb mcpnb-app-verdict" data-verdict="{mark}">'
             f"<b{style}>{sign}{render.esc(text)}</b></div>")
@@ -300,7 +300,7 @@ class AppView(AppHosting, _Described, w.VBox):
                 directive=data.get("directive"))
             if data.get("note"):
                 text += f": {data.get('note')}"
-            # The cell's verdict line says it too: an App the CSP stopped is not working.
+            # The verdict line says it too: failed if the App never came up, else a warning.
             self.csp_violation(str(data.get("directive") or "?"),
                                str(data.get("blocked") or data.get("sample") or "?"))
             return f'<span class="finding">{render.esc(text)}</span>'
