@@ -36,8 +36,9 @@ Figures:
 
 * **call → initialized** (kernel clock): ``%mcp call get-time`` against
   ``@modelcontextprotocol/server-basic-vanillajs`` (stdio; its App is 218 KB of HTML and
-  script), one cell at a time, 1.5 s apart (:data:`SETTLE_MS`); from the ``tools/call`` request on the MCP wire to the View's
-  ``ui/notifications/initialized`` reaching the kernel, both read from the session's
+  script), one cell at a time, 1.5 s apart (:data:`SETTLE_MS`); from the ``tools/call``
+  request on the MCP wire to the View's ``ui/notifications/initialized`` reaching the kernel,
+  both read from the session's
   transcript. The first render of a page (anywidget's module load, the sandbox's first
   frame) is reported on its own line. A second row renders the lab's own small App
   (``python -m mcp_nb.lab --apps``, ``%mcp call clock``, 8 KB written by hand) all on and
@@ -325,6 +326,11 @@ class Side:
             # What the cell and the page said, for whoever reads the failed run.
             self.page.screenshot(path=str(ARTIFACTS / "apps-latency-failure.png"),
                                  full_page=True)
+            proxies = outputs(cell(self.page, index)).locator("iframe.mcpnb-app-frame")
+            views = [len(proxies.nth(i).element_handle().content_frame().child_frames)
+                     for i in range(proxies.count())]
+            print(f"cell {index}: {len(views)} App frame(s), with {views} View(s) each",
+                  file=sys.stderr)
             print(f"cell {index} did not show its App; the cell says:",
                   outputs(cell(self.page, index)).last.inner_text()[:2000],
                   "the page's console:", *self.console[-40:], sep="\n", file=sys.stderr)
