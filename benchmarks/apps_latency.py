@@ -38,11 +38,10 @@ Figures:
   ``@modelcontextprotocol/server-basic-vanillajs`` (stdio; its App is 218 KB of HTML and
   script), one cell at a time, 1.5 s apart (:data:`SETTLE_MS`); from the ``tools/call``
   request on the MCP wire to the View's ``ui/notifications/initialized`` reaching the kernel,
-  both read from the session's
-  transcript. The first render of a page (anywidget's module load, the sandbox's first
-  frame) is reported on its own line. A second row renders the lab's own small App
-  (``python -m mcp_nb.lab --apps``, ``%mcp call clock``, 8 KB written by hand) all on and
-  all off, on the nodelay side only.
+  both read from the session's transcript. The first render of a page (anywidget's module
+  load, the sandbox's first frame) is reported on its own line. A second row renders the
+  lab's own small App (``python -m mcp_nb.lab --apps``, ``%mcp call clock``, 8 KB written by
+  hand) all on and all off, on the nodelay side only.
 * **run → initialized** (page clock): from the page sending the cell's ``execute_request``
   to the View's ``initialized`` passing through the page, with the steps between (the App
   frame's widget model arriving, the cell's result, ``app_frame.js``'s ``initialize`` and
