@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 import httpx
 import pytest
@@ -70,3 +71,19 @@ def test_a_sigkilled_kernel_leaves_no_lab_behind() -> None:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
 
+
+
+def test_stop_ends_what_the_server_started_too() -> None:
+    # A wrapper that starts the real work in the background, as npx or a script would.
+    server = start_local_server(
+        ["/bin/sh", "-c", "sleep 120 & echo $! >&2; echo listening on http://127.0.0.1:1/mcp; "
+         "wait"])
+    deadline = time.monotonic() + 5
+    while not server.stderr_tail(1):  # the stderr line may trail the stdout one a moment
+        assert time.monotonic() < deadline, "the wrapper never said its child's pid"
+        time.sleep(0.02)
+    child = int(server.stderr_tail(1)[0])
+    assert process_alive(child)
+    server.stop(grace=1)
+    assert wait_gone(child), "the server's own child outlived stop()"
+    assert server.stop() == server.returncode  # a second stop touches nothing

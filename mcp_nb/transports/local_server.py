@@ -53,6 +53,7 @@ class LocalServer:
         #: Where the server listens, from the line that said it was ready.
         self.url = ""
         self._group = group
+        self._stopped = False
         self._stdout: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=200)
         self._readers = [
@@ -98,6 +99,9 @@ class LocalServer:
         """End the server and whatever it started: SIGTERM to its group, SIGKILL after
         ``grace`` seconds (a server may ignore SIGTERM). Returns its exit code; stopping a
         stopped server does nothing more."""
+        if self._stopped:
+            # Its group was released: that group id may be another's by now.
+            return self.process.returncode
         if self.process.poll() is None:
             self._group.signal(signal.SIGTERM)
             try:
@@ -105,8 +109,9 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self._group.signal(signal.SIGKILL)
                 self.process.wait()
-        self._group.sweep()
+        self._group.sweep()  # what the server started and left behind
         self._group.release()
+        self._stopped = True
         return self.process.returncode
 
     def __repr__(self) -> str:
