@@ -770,6 +770,23 @@ def test_exit_after_leaves_on_its_own(lab: Callable[..., Lab]) -> None:
     assert "exiting on my own after 0.3 s" in server.stderr
 
 
+def test_exit_after_counts_again_from_the_first_message_and_the_handshake(
+        lab: Callable[..., Lab]) -> None:
+    # On a busy machine a client's handshake can take longer than SECONDS: the session must
+    # still get to Operating before the server leaves (chapter 07 relies on it).
+    server = lab("--exit-after", "3")
+    server.wait_stderr("ready")
+    time.sleep(1.5)
+    request(server, call(0, "initialize", init_params(LATEST_VERSION, {})))
+    time.sleep(2)  # 3.5 s from the start: past the first countdown
+    server.send(notification("notifications/initialized"))
+    server.wait_stderr("session operating")
+    server.assert_alive_after(2)  # 5.5 s from the start, 4 s after the first message
+    server.assert_stdout_closed()
+    assert server.exit_code() == 0
+    assert "exiting on my own after 3 s" in server.stderr
+
+
 # ---------------------------------------------------------------- wire faults
 
 

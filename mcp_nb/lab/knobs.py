@@ -183,8 +183,10 @@ class Knobs:
         "must fail pending requests.")
     exit_after: float | None = knob(
         None, "--exit-after", metavar="SECONDS", type=_at_least(float, 0),
-        help="Exit on its own (code 0) after SECONDS; teaches that the server may leave first "
-        "and the client must notice EOF on the server's stdout.")
+        help="Exit on its own (code 0) after SECONDS; on stdio counted again from the "
+        "client's first message and from the end of the handshake (so a slow client still "
+        "gets to Operating); teaches that the server may leave first and the client must "
+        "notice EOF on its stdout.")
     garbage_stdout: bool = knob(
         False, "--garbage-stdout", transport="stdio", action="store_true",
         help="Write a non-JSON line to stdout at startup and before every response; breaks "

@@ -20,17 +20,31 @@ def prepare_process(knobs: Knobs) -> None:
         diag(f"chatter {number} of {knobs.stderr_chatter} (--stderr-chatter)")
 
 
-def arrange_exits(knobs: Knobs, stop: Callable[[str], None]) -> None:
-    """Call ``stop(reason)`` on SIGTERM (unless ignored) and after --exit-after."""
+def arrange_exits(knobs: Knobs, stop: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``stop(reason)`` on SIGTERM (unless ignored) and after --exit-after.
+
+    Returns ``restart``: the --exit-after countdown starts again from the moment it is called.
+    stdio calls it on the client's first message and when the handshake is done, so a busy
+    machine's slow client cannot lose the server before its session is operating. Without
+    --exit-after it does nothing.
+    """
     loop = asyncio.get_running_loop()
     if not knobs.ignore_sigterm:
         # On Windows this is not implemented and the default SIGTERM handling stays.
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal.SIGTERM, stop, "SIGTERM received; exiting")
-    if knobs.exit_after is not None:
-        loop.call_later(
-            knobs.exit_after, stop, f"exiting on my own after {knobs.exit_after:g} s (--exit-after)"
-        )
+    if knobs.exit_after is None:
+        return lambda: None
+    seconds = knobs.exit_after
+    reason = f"exiting on my own after {seconds:g} s (--exit-after)"
+    timer = loop.call_later(seconds, stop, reason)
+
+    def restart() -> None:
+        nonlocal timer
+        timer.cancel()
+        timer = loop.call_later(seconds, stop, reason)
+
+    return restart
 
 
 def crash_if_due(knobs: Knobs, received: int) -> None:

@@ -74,6 +74,9 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
     current request's connection without ending the request (HTTP's SSE polling).
     """
 
+    #: Called once the handshake is done (notifications/initialized), if a transport set it.
+    on_operating: Callable[[], None] | None = None
+
     def __init__(self, knobs: Knobs, send: Send, era: str | None = None,
                  hang_up: Callable[[], None] | None = None) -> None:
         super().__init__(knobs, send, era, hang_up)
@@ -181,6 +184,8 @@ class Engine(Lifecycle, Logging, ClientRequests, Subscriptions):
             else:
                 self.state = "operating"
                 diag("client sent notifications/initialized: session operating")
+                if self.on_operating is not None:
+                    self.on_operating()
                 if self.faults.breaks("undeclared-list-changed"):
                     self.notify("notifications/tools/list_changed", {})
         elif method == "notifications/cancelled":

@@ -78,7 +78,7 @@ async def _serve_stdio(knobs: Knobs) -> int:
     inbox: asyncio.Queue[bytes | str | None] = asyncio.Queue()
     writer = _StdoutWriter(knobs.garbage_stdout)
     session = open_session(knobs, writer.send)
-    arrange_exits(knobs, inbox.put_nowait)
+    session.on_operating = restart_exit_timer = arrange_exits(knobs, inbox.put_nowait)
     threading.Thread(target=_read_stdin, args=(loop, inbox), name="lab-stdin", daemon=True).start()
     writer.banner()
     diag(f"mcp_nb lab server ready (pid {os.getpid()})")
@@ -88,6 +88,8 @@ async def _serve_stdio(knobs: Knobs) -> int:
         item = await inbox.get()
         if isinstance(item, bytes):
             received += 1
+            if received == 1:
+                restart_exit_timer()  # --exit-after counts from here, then from Operating
             crash_if_due(knobs, received)
             if item.strip():
                 session.receive_json(item)
