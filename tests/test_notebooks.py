@@ -17,6 +17,7 @@ made before, with the answers left out, done by nbgrader's own ``autograde``.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -316,6 +317,38 @@ def test_notebook_is_committed_executed_and_strict(path: Path) -> None:
         assert raised == ("raises-exception" in tags), f"error output vs tag in: {source}"
 
 
+#: An image inlined in an output (the lifecycle diagrams are SVG in base64).
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
+
+
+def _readable(text: str) -> str:
+    """``text`` with each inlined image replaced by what tells two apart: an SVG diagram's
+    label and the edges it draws in bold (the path taken), else the blob's length."""
+    def summary(match: re.Match[str]) -> str:
+        blob = match.group(0)
+        try:
+            svg = base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8")
+        except ValueError:
+            return f"<base64, {len(blob)} characters>"
+        label = re.search(r'aria-label="([^"]*)"', svg)
+        path = re.findall(r'stroke-width="3"[^>]*><title>([^<]*?)(?: — [^<]*)?</title>', svg)
+        return f"<SVG {label.group(1) if label else '(no label)'}; bold: {path}>"
+    return _BASE64.sub(summary, text)
+
+
+def _failures(report: Path) -> str:
+    """Each failed cell of an nbval run, by name, with its message made readable."""
+    if not report.exists():
+        return ""
+    found = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        for failure in [*case.findall("failure"), *case.findall("error")]:
+            text = _readable(re.sub(r"(?:#x1B|\x1b)\[\d+m", "",
+                                    failure.text or failure.get("message", "")))
+            found.append(f"{case.get('classname')}::{case.get('name')}\n{text[-4000:]}")
+    return "\n\n".join(found)
+
+
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=_label)
 def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path: Path) -> None:
@@ -336,7 +369,9 @@ def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path:
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 0, (
-        f"nbval failed after {elapsed:.0f}s:\n{result.stdout[-8000:]}\n{result.stderr[-2000:]}")
+        f"nbval failed after {elapsed:.0f}s:\n"
+        + (_failures(report) or _readable(result.stdout)[-8000:])
+        + f"\n{result.stderr[-2000:]}")
 
     seconds: dict[str, float] = defaultdict(float)
     for case in ET.parse(report).getroot().iter("testcase"):
@@ -349,3 +384,16 @@ def test_chapter_reproduces_its_outputs_under_strict_nbval(path: Path, tmp_path:
     # Every server a notebook started is gone once its kernel has shut down.
     left = stop_processes_with(marker)
     assert not left, f"server processes outlived the notebooks: {sorted(left)}"
+
+
+def test_a_failed_comparison_of_a_diagram_reads_as_its_label_and_path() -> None:
+    from mcp_nb.notebook.diagrams import state_diagram_svg
+    from mcp_nb.protocol.lifecycle import State
+
+    svg = state_diagram_svg(State.TERMINATED, [State.UNINITIALIZED, State.INITIALIZING,
+                                               State.TERMINATED])
+    blob = base64.b64encode(svg.encode()).decode()
+    shown = _readable(f'- <img src="data:image/svg+xml;base64,{blob}"/>')
+    assert blob not in shown
+    assert "current state Terminated" in shown
+    assert "Initializing → Terminated" in shown and "Operating" not in shown.split("bold")[1]
