@@ -63,24 +63,37 @@ def test_the_open_command_serves_the_tour(tmp_path: Path) -> None:
     _copy_repository(repo)
     config = tmp_path / "jupyter-config"
     config.mkdir()
+    # Minutes of install pass before Jupyter binds: a port chosen free now may be a kernel's
+    # by then (CI once read a ZMQ greeting there). Jupyter moves on to the next free one, and
+    # says which in its runtime directory.
     port = _free_port()
+    runtime = tmp_path / "runtime"
     (config / "jupyter_server_config.json").write_text(json.dumps({
-        "ServerApp": {"ip": "127.0.0.1", "port": port, "port_retries": 0,
+        "ServerApp": {"ip": "127.0.0.1", "port": port, "port_retries": 50,
                       "open_browser": False, "allow_root": True},
         "IdentityProvider": {"token": TOKEN},
     }))
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "BROWSER": "true",
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+           "JUPYTER_RUNTIME_DIR": str(runtime)}
     env.pop("VIRTUAL_ENV", None)
     log = (tmp_path / "jupyter.log").open("w")
     process = subprocess.Popen(["bash", "-c", command], cwd=repo, env=env, stdout=log,
                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
         # Given a notebook, Jupyter serves the notebook's folder and opens the notebook in it.
-        url = f"http://127.0.0.1:{port}/api/contents/00_tour.ipynb?token={TOKEN}"
         deadline = time.monotonic() + 600  # the install dominates
         tour = None
         while time.monotonic() < deadline and process.poll() is None:
+            served = sorted(runtime.glob("jpserver-*.json"))
+            if not served:
+                time.sleep(1)
+                continue
+            try:
+                port = json.loads(served[0].read_text())["port"]
+            except ValueError:  # being written
+                time.sleep(0.2)
+                continue
+            url = f"http://127.0.0.1:{port}/api/contents/00_tour.ipynb?token={TOKEN}"
             try:
                 with urllib.request.urlopen(url, timeout=5) as response:
                     tour = json.loads(response.read())

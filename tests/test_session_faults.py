@@ -6,13 +6,22 @@ and not much later"), not benchmarks.
 
 from __future__ import annotations
 
+import sys
+
 import anyio
 import pytest
 from support import event_kinds, lab_session, rules, sent, until_in_flight
 
-from mcp_nb.client import RequestCancelled, RequestTimeout, ServerError, ServerExited
+from mcp_nb.client import (
+    ClientSession,
+    RequestCancelled,
+    RequestTimeout,
+    ServerError,
+    ServerExited,
+)
 from mcp_nb.protocol import State, UnsupportedVersionError
 from mcp_nb.protocol.errors import LifecycleError
+from mcp_nb.transports import StdioTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -252,6 +261,21 @@ async def test_crash_fails_pending_requests_with_exit_code_and_stderr() -> None:
         with pytest.raises(ServerExited):
             await session.ping()
     assert session.lifecycle.path[-2:] == [State.OPERATING, State.TERMINATED]
+
+
+async def test_a_server_that_exits_at_once_is_reported_by_its_exit_code() -> None:
+    # It races the first send: the pipe may refuse initialize ("stdin is closed") or the
+    # process be not yet reaped ("still running") while the reader collects the exit code.
+    # Before the send waited for the reader's account, 8 of 40 said one of those instead.
+    said = set()
+    for _ in range(20):
+        session = ClientSession(StdioTransport([sys.executable, "-c",
+                                                "import sys; sys.exit(3)"]))
+        with pytest.raises(ServerExited) as info:
+            async with session:
+                await session.connect()
+        said.add((str(info.value), info.value.exit_code))
+    assert said == {("the server process exit code 3", 3)}
 
 
 async def test_server_exiting_on_its_own_terminates_the_session_at_once() -> None:

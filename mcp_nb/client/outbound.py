@@ -107,7 +107,7 @@ class Outbound:
                 if send_nowait(data):
                     return
             except TransportClosed as exc:
-                raise self.closed_error(exc) from None
+                raise await self.settled_closed_error(exc) from None
         await self.transmit(data)
 
     async def transmit(self, frame: bytes) -> None:
@@ -126,9 +126,23 @@ class Outbound:
         try:
             await self._session.transport.send(frame)
         except TransportClosed as exc:
-            raise self.closed_error(exc) from None
+            raise await self.settled_closed_error(exc) from None
         finally:
             lock.release()
+
+    async def settled_closed_error(self, exc: TransportClosed) -> SessionClosed:
+        """:meth:`closed_error`, once the reader has said how the server ended.
+
+        A server that exits at once races the first send: the pipe may refuse the frame
+        ("stdin is closed") while the reader is still collecting the exit code. Waiting up
+        to a second for the reader's account (an error path only) lets the person read
+        "exit code 3" rather than the symptom."""
+        if exc.exit_code is None and not self.closing:
+            with anyio.move_on_after(1.0):
+                while self.exit_error is None:
+                    await anyio.sleep(0.01)
+        return self.closed_error(self.exit_error if exc.exit_code is None and self.exit_error
+                                 else exc)
 
     def closed_error(self, exc: TransportClosed | None = None) -> SessionClosed:
         """The error for "cannot send": :class:`ServerExited` when the server went away."""
