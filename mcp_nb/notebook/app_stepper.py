@@ -27,8 +27,10 @@ from .described import _Described
 class StepOutcome:
     """What one ``%mcp app --next`` step did: a short text (nbval compares it) and HTML."""
 
-    def __init__(self, step: str, text: str, detail: Any = None) -> None:
+    def __init__(self, step: str, text: str, detail: Any = None, *, event: str = "") -> None:
         self.step, self.text, self.detail = step, text, detail
+        #: The App event the step caused at once (e.g. TOOL_INPUT), as LaterStep says later.
+        self.event = event
 
     def __repr__(self) -> str:
         return render.plain(_("App step {step}: {text}").format(step=self.step, text=self.text))
@@ -36,7 +38,8 @@ class StepOutcome:
     def _repr_html_(self) -> str:
         detail = "" if self.detail is None else render.pretty_json_html(self.detail)
         head = render.esc(_("App step {step}").format(step=self.step))
-        return (render.STYLE + f'<div class="mcpnb"><b>{head}</b>: '
+        return (render.STYLE + f'<div class="mcpnb mcpnb-app-step" data-step='
+                f'"{render.esc(self.step)}" data-event="{self.event}"><b>{head}</b>: '
                 f"{render.esc(self.text)}{detail}</div>")
 
 
@@ -46,9 +49,10 @@ class AppStepper:
     The steps are the host's: the call, ``resources/read``, the sandbox policy, the frame,
     ``tool-input``, ``tool-result``, ``ui/resource-teardown``.  Between *load* and *input*
     the View speaks (``ui/initialize``, ``ui/notifications/initialized``): in a browser it
-    does so as soon as the frame loads, but the kernel hears of it only once no cell holds
-    it (Run All).  Before ``initialized`` the host MUST NOT send the View any request or
-    notification (``tool-input`` is one; its answer to ``ui/initialize`` is a response), so
+    does so as soon as the frame loads, but by widget messages the kernel hears of it only
+    once no cell holds it (Run All); through the App channel, as it comes.  Before
+    ``initialized`` the host MUST NOT send the View any request or notification
+    (``tool-input`` is one; its answer to ``ui/initialize`` is a response), so
     an *input* (or *result*) the kernel cannot send yet is held and handed to the host's
     page, which posts it the moment the View says initialized; a *teardown* before the
     kernel heard ``initialized`` is the page's to decide.  Such a step answers with a
@@ -126,7 +130,7 @@ class AppStepper:
                 "send it before); the host's page posts it then"))
         return StepOutcome("input", _("{method} sent").format(
             method="ui/notifications/tool-input"), {
-            "arguments": view.arguments})
+            "arguments": view.arguments}, event="TOOL_INPUT")
 
     def _result(self) -> Any:
         view = self.view
@@ -136,7 +140,7 @@ class AppStepper:
                 "held behind tool-input until the View says ui/notifications/initialized; "
                 "the host's page posts it then"))
         return StepOutcome("result", _("{method} sent").format(
-            method="ui/notifications/tool-result"))
+            method="ui/notifications/tool-result"), event="TOOL_RESULT")
 
     def _teardown(self) -> Any:
         view = self.view
