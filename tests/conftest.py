@@ -123,12 +123,26 @@ SLOW_TESTS = {
 }
 
 
+#: A browser test whose wait for an App's View timed out runs once more, and only then. Two
+#: CI runs and a benchmark on 2026-11-28 failed so while the failure screenshot showed the
+#: View up, with the very text awaited (tests/artifacts/*failure*.png): Playwright's frame
+#: locator, not the App, lost its way (a frame moved with Element.moveBefore is the suspect;
+#: not reproduced in 80 renders since). Only Playwright's TimeoutError is rerun; the rerun
+#: shows in the report ("R"), and a test that times out twice fails.
+BROWSER_RERUNS = {"reruns": 1,
+                  "only_rerun": [r"^TimeoutError: \w+\.\w+: Timeout \d+ms exceeded"]}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rerun = config.pluginmanager.hasplugin("rerunfailures")
     for item in items:
         function = getattr(item, "originalname", item.name)
         if item.path.name in SLOW_MODULES or function in SLOW_TESTS.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
+        module = getattr(item, "module", None)
+        if rerun and module is not None and "browser_page" in vars(module):
+            item.add_marker(pytest.mark.flaky(**BROWSER_RERUNS))
 
 
 #: Peer servers run as subprocesses; importing one (--doctest-modules would) starts it.
