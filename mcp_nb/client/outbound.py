@@ -137,12 +137,12 @@ class Outbound:
         ("stdin is closed") while the reader is still collecting the exit code. Waiting up
         to a second for the reader's account (an error path only) lets the person read
         "exit code 3" rather than the symptom."""
-        if exc.exit_code is None and not self.closing:
-            with anyio.move_on_after(1.0):
-                while self.exit_error is None:
-                    await anyio.sleep(0.01)
-        return self.closed_error(self.exit_error if exc.exit_code is None and self.exit_error
-                                 else exc)
+        if exc.exit_code is not None or self.closing:
+            return self.closed_error(exc)
+        with anyio.move_on_after(1.0):
+            while self.exit_error is None:
+                await anyio.sleep(0.01)
+        return self.closed_error(self.exit_error or exc)
 
     def closed_error(self, exc: TransportClosed | None = None) -> SessionClosed:
         """The error for "cannot send": :class:`ServerExited` when the server went away."""

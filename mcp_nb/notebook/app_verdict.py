@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..apps.lifecycle import AppLifecycle, AppState
-from ..i18n import _
+from ..i18n import N_, _
 
 #: States of an App that came up: initialized, given its input and an outcome (the words).
 _UP = {
-    AppState.INTERACTIVE: lambda: _("the App is up: initialized, given its input and result"),
-    AppState.CANCELLED: lambda: _("the App is up: initialized, given its input, told the call "
-                                  "was cancelled"),
+    AppState.INTERACTIVE: N_("the App is up: initialized, given its input and result"),
+    AppState.CANCELLED: N_("the App is up: initialized, given its input, told the call was "
+                           "cancelled"),
 }
 #: States in which the View has not yet said ``initialized``.
 _BEFORE_INITIALIZED = (AppState.LOADING, AppState.LOADED, AppState.INITIALIZING)
@@ -60,7 +60,7 @@ class AppVerdict:
             mark, text = "failed", _("not rendered, for the reason above; the tool's result "
                                      "is below")
         elif state in _UP:
-            mark, text = "ok", _UP[state]()
+            mark, text = "ok", _(_UP[state])
             if self.failures:
                 # Up and working, yet something it tried was blocked (the official basic example
                 # tries eval, and works without it): worth saying, not a failure of the App.

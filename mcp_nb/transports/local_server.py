@@ -26,12 +26,11 @@ import signal
 import subprocess
 import sys
 import threading
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import IO
+from collections.abc import Mapping, Sequence
 
 from ..i18n import _
 from .stdio.process import ProcessGroup, describe_returncode, with_parent_death_signal
+from .stdio.stderr import StderrLog
 
 #: The lab's first line on stdout: "mcp_nb lab server listening on http://127.0.0.1:PORT/mcp".
 LAB_READY = re.compile(r"listening on (\S+)")
@@ -44,25 +43,37 @@ class LocalServerError(RuntimeError):
 class LocalServer:
     """A server process this kernel started; :attr:`url` is where it listens.
 
-    Its output is read all along (a full pipe would stop it) and the last lines of its
-    stderr are kept for :meth:`stderr_tail`.
+    Its output is read all along (a full pipe would stop it); its stderr is kept as a stdio
+    server's is (:class:`~.stdio.stderr.StderrLog`: the latest lines, each cut at a limit),
+    for :meth:`stderr_tail`.
     """
 
-    def __init__(self, process: subprocess.Popen[str], group: ProcessGroup) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], group: ProcessGroup) -> None:
         self.process = process
         #: Where the server listens, from the line that said it was ready.
         self.url = ""
         self._group = group
         self._stopped = False
         self._stdout: queue.Queue[str | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=200)
+        self.stderr = StderrLog(max_lines=200)
         self._readers = [
-            threading.Thread(target=_drain, args=(stream, sink, last), daemon=True,
-                             name=f"mcp_nb-local-server-{process.pid}")
-            for stream, sink, last in ((process.stdout, self._stdout.put, True),
-                                       (process.stderr, self._stderr.append, False))]
+            threading.Thread(target=target, daemon=True, name=f"mcp_nb-local-server-{process.pid}")
+            for target in (self._read_stdout, self._read_stderr)]
         for reader in self._readers:
             reader.start()
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        # Lines cut at 64 KiB: a server's readiness line is short, and nothing is held longer.
+        while line := self.process.stdout.readline(65536):
+            self._stdout.put(line.decode("utf-8", "replace").rstrip("\n"))
+        self._stdout.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        while chunk := self.process.stderr.read1(65536):
+            self.stderr.feed(chunk)
+        self.stderr.end()
 
     @property
     def pid(self) -> int:
@@ -74,7 +85,7 @@ class LocalServer:
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
         """The server's last ``lines`` lines on stderr."""
-        return list(self._stderr)[-lines:]
+        return list(self.stderr.lines)[-lines:]
 
     def wait_ready(self, ready: re.Pattern[str], timeout: float) -> str:
         """The URL of the first stdout line ``ready`` matches (its first group)."""
@@ -119,14 +130,6 @@ class LocalServer:
         return f"<LocalServer pid {self.pid} {self.url or '(not ready)'}: {state}>"
 
 
-def _drain(stream: IO[str], sink: Callable[[str | None], None], say_end: bool) -> None:
-    """Read ``stream`` to its end, line by line, into ``sink`` (then None, if ``say_end``)."""
-    for line in stream:
-        sink(line.rstrip("\n"))
-    if say_end:
-        sink(None)
-
-
 def start_local_server(argv: Sequence[str], *, ready: re.Pattern[str] = LAB_READY,
                        timeout: float = 30.0, env: Mapping[str, str] | None = None
                        ) -> LocalServer:
@@ -140,7 +143,7 @@ def start_local_server(argv: Sequence[str], *, ready: re.Pattern[str] = LAB_READ
     """
     process = subprocess.Popen(
         with_parent_death_signal(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=None if env is None else dict(env),
+        stderr=subprocess.PIPE, env=None if env is None else dict(env),
         # The leader of a group of its own: a stop reaches what it starts, and the
         # watchdog (out of the kernel's group) kills the group if the kernel dies.
         start_new_session=hasattr(os, "killpg"))
